@@ -1,0 +1,80 @@
+// Package consent is the gate engine of DESIGN §4: it decides whether an
+// agent's step may run, asks the operator when no grant covers it, and
+// remembers the grants the operator gives. It knows nothing about terminals
+// or browsers; the TUI renders its State and calls Decide, the browser layer
+// calls Begin/Ask and listens for control events.
+//
+// # Gates, grants and profiles
+//
+// Four independent gates: navigation, read, action, disclosure. The
+// effective profile is the stricter of Config.Profile and Config.Floor
+// (strict < thread < trusted in permissiveness; an unknown or empty profile
+// counts as strict).
+//
+//   - strict: a navigation grant covers exactly origin × tab × conversation;
+//     a read grant covers exactly origin × conversation; an action, plan,
+//     upload or site-tool call is allowed once and never becomes a grant; a
+//     disclosure shares one result and never becomes a grant.
+//   - thread: the first navigation, read or scroll ask of a conversation
+//     shows KindThread ("Allow browser control for this thread"); approving
+//     it grants navigation, reading and scrolling on every tab of the
+//     conversation. Other actions, plans, uploads and site-tool calls still
+//     ask "Allow once".
+//   - trusted: the first ask of anything but a disclosure shows KindSession
+//     ("Allow for this session"); approving it covers navigation, reading and
+//     every action, plan, upload and site-tool call of the conversation.
+//
+// Disclosure asks in every profile: results may carry secrets. Origins are
+// compared exactly after lower-casing scheme and host and dropping the
+// scheme's default port, so another port or scheme is another origin.
+// Grants live in memory only.
+//
+// # Invariants
+//
+//   - A review resolves exactly once; the first decision wins and later
+//     ones get ErrNoSuchReview.
+//   - The operator can only decide the focused review (the oldest pending
+//     review of the visible tab), and only after it has been on screen for
+//     ReviewDelay (the key-ahead guard). A review that leaves the screen
+//     goes back to the queue and the guard starts afresh when it returns.
+//   - Revocation is fenced: each review captures its conversation's and
+//     tab's epoch when created. TakeOver, Cancel, RemoveConversation and
+//     RemoveTab bump the epoch. After an approval, Ask re-checks the engine
+//     state (conversation exists and is not paused, tab still owned, op not
+//     cancelled, epochs unchanged), then req.Recheck, then re-checks the
+//     engine state again under the lock and only then records the grant and
+//     returns nil. So an approval racing a revocation never yields a grant or
+//     a nil Ask once the revocation has happened.
+//   - A grant is recorded only when every check passed; a decision's audit
+//     record is written before Ask returns, and if writing it fails the
+//     approval fails closed (browser_operation_failed, dispatched:false).
+//   - Audit records and activity lines never hold typed text, values or
+//     site-tool results: only sizes and sha256 digests.
+//   - Operator tabs (no conversation) are never touchable by agents.
+//
+// # Time
+//
+// An op has a budget of OpDeadline that does not run while one of its
+// reviews is on screen and does run while its review waits in the queue
+// behind an invisible tab. If the budget runs out while the op's review is
+// queued, the ask fails needs_attention (next: review); otherwise the op's
+// context ends with timeout. A review on screen times out after
+// ReviewTimeout (timeout; disclosure_timeout for a disclosure). A review
+// with no op on its tab that waits in the queue for ReviewTimeout fails
+// needs_attention. Timers use real time; Config.Now only stamps records.
+//
+// # Delivery semantics
+//
+//   - Changes: coalescing. Each subscriber has a one-slot channel and the
+//     engine sends without blocking, so one pending signal stands for any
+//     number of changes; read Snapshot after it. Screen refreshes may drop.
+//   - Listen: every control event, in the order the engine made the
+//     changes, never dropped. Events are queued under the engine lock and
+//     delivered by one dispatch goroutine per engine, outside the lock, to
+//     listeners in registration order. Decide and Ask never wait for
+//     listeners. A listener must not block; it may call the engine.
+//   - Audit: synchronous, under the engine lock, never dropped.
+//   - Close delivers the events already queued, stops the dispatcher and all
+//     timers, cancels running ops and pending reviews; no goroutine of the
+//     engine outlives it.
+package consent

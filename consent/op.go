@@ -1,0 +1,203 @@
+package consent
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// opImpl is the engine's side of a running op. Every field but the
+// immutable ones is guarded by the engine mutex.
+type opImpl struct {
+	e        *impl
+	conv     ConversationID
+	tab      TabID
+	name     string
+	ctx      context.Context
+	cancelFn context.CancelCauseFunc
+
+	ended  bool
+	halted bool   // budget clock stopped for good (ended or cancelled)
+	reason *Error // why the engine ended the op's context
+
+	// Budget: OpDeadline minus the time the op ran while none of its
+	// reviews was on screen.
+	shown     int // reviews of this op on screen (0 or 1 in practice)
+	remaining time.Duration
+	since     time.Time
+	timer     *time.Timer
+	gen       uint64
+}
+
+// errEnded is the context cause of an op its caller ended; it is not a
+// failure, so Err reports nil for it.
+var errEnded = errors.New("operation ended")
+
+func (e *impl) begin(ctx context.Context, id ConversationID, tabID TabID, name string) (*Op, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, _, err := e.checkOwnerLocked(id, tabID); err != nil {
+		return nil, err
+	}
+	if tabID != "" {
+		if cur := e.tabOps[tabID]; cur != nil {
+			return nil, Errorf(CodeBusy, NextNone, "tab %s is running %s", tabID, cur.name)
+		}
+	}
+	op := &Op{}
+	o := &op.opImpl
+	o.e, o.conv, o.tab, o.name = e, id, tabID, name
+	o.ctx, o.cancelFn = context.WithCancelCause(ctx)
+	o.remaining = e.cfg.OpDeadline
+	o.runClockLocked()
+	e.ops[o] = struct{}{}
+	if tabID != "" {
+		e.tabOps[tabID] = o
+	}
+	e.commitLocked()
+	return op, nil
+}
+
+func (o *opImpl) context() context.Context { return o.ctx }
+
+func (o *opImpl) err() error {
+	o.e.mu.Lock()
+	defer o.e.mu.Unlock()
+	if err := o.errLocked(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// errLocked explains a done context; nil while it runs or after End.
+func (o *opImpl) errLocked() *Error {
+	if o.reason != nil {
+		return o.reason
+	}
+	if o.ctx.Err() == nil || errors.Is(context.Cause(o.ctx), errEnded) {
+		return nil
+	}
+	if errors.Is(o.ctx.Err(), context.DeadlineExceeded) {
+		return Errorf(CodeTimeout, NextNone, "the caller's deadline passed")
+	}
+	return Errorf(CodeCanceled, NextNone, "the caller cancelled the operation")
+}
+
+// whyLocked is errLocked for paths that know the op is over.
+func (o *opImpl) whyLocked() *Error {
+	if err := o.errLocked(); err != nil {
+		return err
+	}
+	return Errorf(CodeCanceled, NextNone, "the operation ended")
+}
+
+func (o *opImpl) bindTab(tabID TabID) {
+	e := o.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if o.ended || tabID == "" {
+		return
+	}
+	if cur := e.tabOps[tabID]; cur != nil && cur != o {
+		// Another op holds the tab: leave it; this op stays tab-less.
+		return
+	}
+	if o.tab != "" && e.tabOps[o.tab] == o {
+		delete(e.tabOps, o.tab)
+	}
+	o.tab = tabID
+	e.tabOps[tabID] = o
+	e.commitLocked()
+}
+
+func (o *opImpl) end() {
+	e := o.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if o.ended {
+		return
+	}
+	o.ended = true
+	o.haltLocked()
+	// Reviews still asked on behalf of the op have no one to serve.
+	for _, r := range append([]*review(nil), e.queue...) {
+		if r.op == o {
+			e.resolveLocked(r, outcome{err: Errorf(CodeCanceled, NextNone, "the operation ended"), decision: "canceled", by: "engine"})
+		}
+	}
+	o.cancelFn(errEnded)
+	delete(e.ops, o)
+	if o.tab != "" && e.tabOps[o.tab] == o {
+		delete(e.tabOps, o.tab)
+	}
+	e.commitLocked()
+}
+
+// cancelLocked ends the op's context with why (the first reason wins).
+func (o *opImpl) cancelLocked(why *Error) {
+	o.haltLocked()
+	if o.ctx.Err() == nil && o.reason == nil {
+		o.reason = why
+	}
+	o.cancelFn(why)
+}
+
+func (o *opImpl) haltLocked() {
+	o.halted = true
+	o.gen++
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
+	}
+}
+
+// stopClockLocked pauses the budget while a review of the op is on screen.
+func (o *opImpl) stopClockLocked(*impl) {
+	o.shown++
+	if o.shown != 1 || o.halted {
+		return
+	}
+	o.remaining -= time.Since(o.since)
+	o.gen++
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
+	}
+}
+
+// startClockLocked resumes the budget when the op's review leaves the screen.
+func (o *opImpl) startClockLocked(*impl) {
+	if o.shown > 0 {
+		o.shown--
+	}
+	if o.shown == 0 && !o.halted {
+		o.runClockLocked()
+	}
+}
+
+func (o *opImpl) runClockLocked() {
+	o.since = time.Now()
+	o.gen++
+	gen := o.gen
+	o.timer = time.AfterFunc(o.remaining, func() { o.expire(gen) })
+}
+
+// expire runs when the budget is spent. A review of the op still queued
+// behind an invisible tab means the operator never saw it: needs_attention.
+func (o *opImpl) expire(gen uint64) {
+	e := o.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || o.halted || o.gen != gen {
+		return
+	}
+	why := Errorf(CodeTimeout, NextNone, "operation %s ran out of its %s budget", o.name, e.cfg.OpDeadline)
+	for _, r := range append([]*review(nil), e.queue...) {
+		if r.op == o && !r.focused {
+			why = needsAttention()
+			e.resolveLocked(r, outcome{err: why, decision: "needs_attention", by: "engine"})
+		}
+	}
+	o.cancelLocked(why)
+	e.commitLocked()
+}

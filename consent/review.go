@@ -1,0 +1,552 @@
+package consent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// review is a pending gate. The exported Review part is what the operator
+// sees; the rest fences and times it.
+type review struct {
+	Review
+	req        Request
+	origin     string // canonical
+	conv       *conv
+	tab        *tab
+	op         *opImpl // op running on the tab when asked; nil for hook-held requests
+	convEpoch  uint64
+	tabEpoch   uint64
+	focused    bool
+	queuedAt   time.Time
+	timer      *time.Timer
+	timerGen   uint64
+	resolved   bool
+	out        outcome
+	done       chan struct{}
+	realShown  time.Time // ShownAt on the real clock (timers use it)
+	realCreate time.Time
+}
+
+// outcome is how a review resolved. err is the *Error Ask returns when the
+// review was not approved.
+type outcome struct {
+	approved bool
+	err      *Error
+	decision string // audit Decision
+	by       string // operator | engine
+}
+
+func (r *review) copyOut() Review {
+	c := r.Review
+	if r.Action != nil {
+		a := *r.Action
+		c.Action = &a
+	}
+	if r.Plan != nil {
+		c.Plan = append([]Action(nil), r.Plan...)
+	}
+	if r.Upload != nil {
+		u := *r.Upload
+		c.Upload = &u
+	}
+	if r.ToolCall != nil {
+		t := *r.ToolCall
+		c.ToolCall = &t
+	}
+	if r.Disclosure != nil {
+		d := *r.Disclosure
+		c.Disclosure = &d
+	}
+	return c
+}
+
+// checkOwnerLocked is the ownership check shared by Begin, Ask and the
+// post-approval re-check.
+func (e *impl) checkOwnerLocked(id ConversationID, tabID TabID) (*conv, *tab, *Error) {
+	if e.closed {
+		return nil, nil, Errorf(CodeCanceled, NextNone, "console is shutting down")
+	}
+	if id == "" {
+		return nil, nil, Errorf(CodeMissingSession, NextNone, "the call carries no conversation identity")
+	}
+	c, ok := e.convs[id]
+	if !ok {
+		return nil, nil, Errorf(CodeMissingSession, NextNone, "unknown conversation")
+	}
+	if c.paused {
+		return nil, nil, Errorf(CodePaused, NextUserResume, "the operator took over this conversation")
+	}
+	if tabID == "" {
+		return c, nil, nil
+	}
+	t, ok := e.tabs[tabID]
+	if !ok {
+		return nil, nil, Errorf(CodeTabClosed, NextListTabs, "tab %s is closed or unknown", tabID)
+	}
+	if t.info.Conversation != id {
+		return nil, nil, Errorf(CodeWrongConversation, NextListTabs, "tab %s belongs to another conversation or to the operator", tabID)
+	}
+	return c, t, nil
+}
+
+func (e *impl) covered(req Request) bool {
+	origin, err := canonOrigin(req.Origin)
+	if err != nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, _, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
+	if cerr != nil || req.Tab == "" {
+		return false
+	}
+	return c.grants.covers(req, origin)
+}
+
+// shownKind is the panel the effective profile shows for req given the
+// conversation's grants.
+func (e *impl) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
+	switch e.eff {
+	case ProfileThread:
+		if !g.thread && (base == KindNavigation || base == KindRead || (base == KindAction && isScroll(req))) {
+			return KindThread
+		}
+	case ProfileTrusted:
+		if !g.session && base != KindDisclosure {
+			return KindSession
+		}
+	}
+	return base
+}
+
+func (e *impl) ask(ctx context.Context, req Request) error {
+	base, kerr := baseKind(req)
+	if kerr != nil {
+		return kerr
+	}
+	origin, oerr := canonOrigin(req.Origin)
+	if oerr != nil {
+		return oerr
+	}
+	if req.Tab == "" {
+		return Errorf(CodeBrowserOperationFailed, NextNone, "a gated request must name its tab")
+	}
+	e.mu.Lock()
+	c, t, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
+	if cerr != nil {
+		e.mu.Unlock()
+		return cerr
+	}
+	if c.grants.covers(req, origin) {
+		e.mu.Unlock()
+		return nil
+	}
+	r := e.newReviewLocked(req, base, origin, c, t)
+	e.mu.Unlock()
+
+	var opDone <-chan struct{}
+	if r.op != nil {
+		opDone = r.op.ctx.Done()
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		e.mu.Lock()
+		e.resolveLocked(r, outcome{err: Errorf(CodeCanceled, NextNone, "the request was cancelled while waiting for review"), decision: "canceled", by: "engine"})
+		e.commitLocked()
+		e.mu.Unlock()
+	case <-opDone:
+		e.mu.Lock()
+		why := r.op.whyLocked()
+		e.resolveLocked(r, outcome{err: why, decision: decisionFor(why.Code), by: "engine"})
+		e.commitLocked()
+		e.mu.Unlock()
+	}
+	<-r.done
+	if !r.out.approved {
+		return r.out.err
+	}
+
+	e.mu.Lock()
+	err := e.recheckLocked(ctx, r)
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if req.Recheck != nil {
+		if err := req.Recheck(); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				cp := *ce
+				cp.Dispatched, cp.MayHaveChangedState = false, false
+				return &cp
+			}
+			return &Error{Code: CodePageChanged, Message: "the page changed after approval: " + err.Error(), Next: NextObserveBeforeRetry}
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// Again under the lock: a revocation during Recheck must win.
+	if err := e.recheckLocked(ctx, r); err != nil {
+		return err
+	}
+	e.grantLocked(r)
+	e.commitLocked()
+	return nil
+}
+
+func (e *impl) newReviewLocked(req Request, base ReviewKind, origin string, c *conv, t *tab) *review {
+	kind := e.shownKind(base, req, &c.grants)
+	title, label, consequence := panelText(kind, req)
+	if req.Consequence != "" && kind != KindThread && kind != KindSession {
+		// Thread and session panels grant more than this one request, so
+		// they always state their own consequence.
+		consequence = req.Consequence
+	}
+	e.seq++
+	now := e.now()
+	r := &review{
+		Review: Review{
+			ID:               "r" + strconv.FormatUint(e.seq, 10),
+			Kind:             kind,
+			Gate:             req.Gate,
+			Title:            title,
+			ApproveLabel:     label,
+			Conversation:     c.id,
+			ConversationName: c.name,
+			Tab:              t.info.ID,
+			Origin:           origin,
+			OriginUnicode:    unicodeOrigin(origin),
+			Consequence:      consequence,
+			Action:           req.Action,
+			Plan:             req.Plan,
+			Upload:           req.Upload,
+			ToolCall:         req.ToolCall,
+			Disclosure:       req.Disclosure,
+			Created:          now,
+		},
+		req:        req,
+		origin:     origin,
+		conv:       c,
+		tab:        t,
+		op:         e.tabOps[t.info.ID],
+		convEpoch:  c.epoch,
+		tabEpoch:   t.epoch,
+		queuedAt:   time.Now(),
+		realCreate: time.Now(),
+		done:       make(chan struct{}),
+	}
+	// Keep the caller's detail values out of reach of later mutation.
+	r.Review = r.copyOut()
+	if r.op != nil && r.op.ended {
+		r.op = nil
+	}
+	e.queue = append(e.queue, r)
+	e.addActivityLocked(c.id, fmt.Sprintf("review asked: %s %s (tab %s)", describeKind(kind, req), origin, t.info.ID), false)
+	e.armLocked(r)
+	e.commitLocked()
+	return r
+}
+
+func describeKind(kind ReviewKind, req Request) string {
+	switch kind {
+	case KindAction:
+		if req.Action != nil {
+			return "action " + string(req.Action.Type)
+		}
+	case KindPlan:
+		return fmt.Sprintf("plan of %d actions", len(req.Plan))
+	case KindToolCall:
+		if req.ToolCall != nil {
+			return "site tool " + req.ToolCall.ToolName
+		}
+	case KindDisclosure:
+		if req.Disclosure != nil {
+			return "share result of " + req.Disclosure.ToolName
+		}
+	case KindThread:
+		return "thread control"
+	case KindSession:
+		return "session control"
+	}
+	return string(kind)
+}
+
+// recheckLocked is the engine half of the post-approval re-check.
+func (e *impl) recheckLocked(ctx context.Context, r *review) *Error {
+	c, t, err := e.checkOwnerLocked(r.Conversation, r.Tab)
+	if err != nil {
+		return err
+	}
+	if c != r.conv || c.epoch != r.convEpoch {
+		return Errorf(CodeCanceled, NextNone, "the conversation's consent was revoked during review")
+	}
+	if t != r.tab || t.epoch != r.tabEpoch {
+		return Errorf(CodeTabClosed, NextListTabs, "tab %s changed during review", r.Tab)
+	}
+	if r.op != nil && r.op.ctx.Err() != nil {
+		return r.op.whyLocked()
+	}
+	if ctx.Err() != nil {
+		return Errorf(CodeCanceled, NextNone, "the request was cancelled")
+	}
+	return nil
+}
+
+// grantLocked records what an approved review allows, then approves the
+// pending reviews of the conversation the new grant now covers.
+func (e *impl) grantLocked(r *review) {
+	g := &r.conv.grants
+	switch r.Kind {
+	case KindNavigation:
+		g.nav[navKey{r.Tab, r.origin}] = struct{}{}
+	case KindRead:
+		g.read[r.origin] = struct{}{}
+	case KindThread:
+		g.thread = true
+	case KindSession:
+		g.session = true
+	default:
+		return // one use: nothing to remember
+	}
+	for _, o := range append([]*review(nil), e.queue...) {
+		if o.conv == r.conv && g.covers(o.req, o.origin) {
+			e.resolveLocked(o, outcome{approved: true, decision: "approved", by: "engine"})
+		}
+	}
+}
+
+func (e *impl) decide(id string, approve bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var r *review
+	for _, q := range e.queue {
+		if q.ID == id {
+			r = q
+			break
+		}
+	}
+	if r == nil {
+		return ErrNoSuchReview
+	}
+	if !r.focused {
+		return ErrNotShown
+	}
+	if time.Since(r.realShown) < e.cfg.ReviewDelay {
+		e.addActivityLocked(r.Conversation, ErrTooEarly.Error(), true)
+		e.auditLocked(e.recordLocked(audit.KindKeyIgnored, r))
+		cp := r.copyOut()
+		e.emitLocked(Event{Kind: EventKeyIgnored, Conversation: r.Conversation, Tab: r.Tab, Review: &cp})
+		e.commitLocked()
+		return ErrTooEarly
+	}
+	out := outcome{approved: true, decision: "approved", by: "operator"}
+	if !approve {
+		out = outcome{err: Errorf(CodeUserDenied, NextNone, "the operator denied %s", describeKind(r.Kind, r.req)), decision: "denied", by: "operator"}
+		if r.Kind == KindDisclosure {
+			out.err = Errorf(CodeResultWithheld, NextNone, "the operator did not share the result")
+		}
+	}
+	e.resolveLocked(r, out)
+	e.commitLocked()
+	return nil
+}
+
+// resolveLocked settles r exactly once: the decision is audited before the
+// waiting Ask can see it, and an approval whose record cannot be written
+// fails closed.
+func (e *impl) resolveLocked(r *review, out outcome) {
+	if r.resolved {
+		return
+	}
+	if r.focused {
+		e.unfocusLocked(r)
+	}
+	e.stopTimerLocked(r)
+	for i, q := range e.queue {
+		if q == r {
+			e.queue = append(e.queue[:i:i], e.queue[i+1:]...)
+			break
+		}
+	}
+	rec := e.recordLocked(audit.KindDecision, r)
+	rec.Decision = out.decision
+	rec.By = out.by
+	rec.WaitMS = time.Since(r.realCreate).Milliseconds()
+	if out.err != nil {
+		rec.Code = string(out.err.Code)
+	}
+	if err := e.auditLocked(rec); err != nil && out.approved {
+		out = outcome{err: &Error{Code: CodeBrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by}
+	}
+	r.resolved = true
+	r.out = out
+	// A disclosure's result lives only as long as its review.
+	r.Disclosure = nil
+	r.req.Disclosure = nil
+	close(r.done)
+
+	verb := out.decision
+	switch out.decision {
+	case "timeout":
+		verb = "timed out"
+	case "needs_attention":
+		verb = "needs attention (not reviewed in time)"
+	}
+	e.addActivityLocked(r.Conversation, fmt.Sprintf("review %s: %s %s (tab %s)", verb, describeKind(r.Kind, r.req), r.origin, r.Tab), !out.approved && out.decision != "denied")
+	cp := r.copyOut()
+	e.emitLocked(Event{Kind: EventDecision, Conversation: r.Conversation, Tab: r.Tab, Review: &cp, Approved: out.approved})
+}
+
+// recordLocked builds an audit record for r: sizes and digests only.
+func (e *impl) recordLocked(kind audit.Kind, r *review) audit.Record {
+	rec := audit.Record{
+		Kind:         kind,
+		Conversation: string(r.Conversation),
+		Tab:          string(r.Tab),
+		Origin:       r.origin,
+		Gate:         string(r.Gate),
+		Review:       r.ID,
+		ReviewKind:   string(r.Kind),
+	}
+	switch {
+	case r.req.Action != nil:
+		rec.Action = string(r.req.Action.Type)
+		if r.req.Action.Text != "" {
+			rec.Size = int64(len(r.req.Action.Text))
+			rec.SHA256 = digest(r.req.Action.Text)
+		}
+	case len(r.req.Plan) > 0:
+		rec.Action = "plan"
+		rec.Note = fmt.Sprintf("%d actions", len(r.req.Plan))
+	case r.req.Upload != nil:
+		rec.Action = "upload"
+		rec.Size = r.req.Upload.Size
+		rec.SHA256 = r.req.Upload.SHA256
+	case r.req.ToolCall != nil:
+		rec.Tool = r.req.ToolCall.ToolName
+		rec.Input = r.req.ToolCall.InputSummary
+	case r.Disclosure != nil:
+		rec.Tool = r.Disclosure.ToolName
+		rec.Size = int64(r.Disclosure.Size)
+		rec.SHA256 = r.Disclosure.SHA256
+	}
+	return rec
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// refocusLocked puts the oldest pending review of the visible tab on
+// screen and sends any other one back to the queue.
+func (e *impl) refocusLocked() {
+	var want *review
+	for _, r := range e.queue {
+		if e.visibleLocked(e.tabs[r.Tab]) && e.tabs[r.Tab] == r.tab {
+			want = r
+			break
+		}
+	}
+	if want == e.focused {
+		return
+	}
+	if old := e.focused; old != nil {
+		e.unfocusLocked(old)
+		e.armLocked(old)
+	}
+	if want == nil || e.closed {
+		return
+	}
+	want.focused = true
+	e.focused = want
+	want.ShownAt = e.now()
+	want.realShown = time.Now()
+	want.Deadline = want.ShownAt.Add(e.cfg.ReviewTimeout)
+	if want.op != nil {
+		want.op.stopClockLocked(e)
+	}
+	e.armLocked(want)
+	e.auditLocked(e.recordLocked(audit.KindReviewShown, want))
+	cp := want.copyOut()
+	e.emitLocked(Event{Kind: EventReviewShown, Conversation: want.Conversation, Tab: want.Tab, Review: &cp})
+}
+
+func (e *impl) unfocusLocked(r *review) {
+	r.focused = false
+	r.ShownAt = time.Time{}
+	r.Deadline = time.Time{}
+	r.queuedAt = time.Now()
+	if e.focused == r {
+		e.focused = nil
+	}
+	if r.op != nil {
+		r.op.startClockLocked(e)
+	}
+}
+
+func (e *impl) stopTimerLocked(r *review) {
+	r.timerGen++
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}
+
+// armLocked sets r's timer for its current state: a review on screen times
+// out after ReviewTimeout; a queued review with an op is bounded by the
+// op's budget instead; a queued review without one (a request held by the
+// hook) needs attention after ReviewTimeout.
+func (e *impl) armLocked(r *review) {
+	if r == nil || r.resolved {
+		return
+	}
+	e.stopTimerLocked(r)
+	var d time.Duration
+	var out outcome
+	switch {
+	case r.focused:
+		d = time.Until(r.realShown.Add(e.cfg.ReviewTimeout))
+		code := CodeTimeout
+		if r.Kind == KindDisclosure {
+			code = CodeDisclosureTimeout
+		}
+		out = outcome{err: Errorf(code, NextNone, "the review was not decided within %s", e.cfg.ReviewTimeout), decision: "timeout", by: "engine"}
+	case r.op == nil:
+		d = time.Until(r.queuedAt.Add(e.cfg.ReviewTimeout))
+		out = outcome{err: needsAttention(), decision: "needs_attention", by: "engine"}
+	default:
+		return
+	}
+	gen := r.timerGen
+	r.timer = time.AfterFunc(d, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed || r.resolved || r.timerGen != gen {
+			return
+		}
+		e.resolveLocked(r, out)
+		e.commitLocked()
+	})
+}
+
+func needsAttention() *Error {
+	return Errorf(CodeNeedsAttention, NextReview, "the review waits for the operator in a tab that is not on screen")
+}
+
+// decisionFor names an engine-side resolution in the audit vocabulary.
+func decisionFor(c Code) string {
+	switch c {
+	case CodeTimeout, CodePaused, CodeNeedsAttention, CodeTabClosed:
+		return string(c)
+	}
+	return "canceled"
+}
