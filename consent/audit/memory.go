@@ -1,0 +1,78 @@
+package audit
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// Memory is an in-memory Sink for tests of other packages. It is safe for
+// concurrent use, keeps every record in write order and, unlike FileLog,
+// stores records exactly as given (a zero Time stays zero) so tests can
+// compare them.
+type Memory struct {
+	mu      sync.Mutex
+	recs    []Record
+	err     error
+	changed chan struct{} // closed and replaced on every successful Write
+}
+
+// Write appends rec, or returns the error set by FailWith without
+// recording anything.
+func (m *Memory) Write(rec Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	m.recs = append(m.recs, rec)
+	if m.changed != nil {
+		close(m.changed)
+		m.changed = nil
+	}
+	return nil
+}
+
+// FailWith makes every later Write fail with err (nil restores normal
+// writes), so callers' fail-closed paths can be tested.
+func (m *Memory) FailWith(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.err = err
+}
+
+// Records returns a copy of the records written so far.
+func (m *Memory) Records() []Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.recs)
+}
+
+// WaitFor blocks until a record for which match is true has been written
+// (including one written before the call) and returns the first such
+// record, or returns ctx's error. It lets tests wait on a signal instead of
+// sleeping.
+func (m *Memory) WaitFor(ctx context.Context, match func(Record) bool) (Record, error) {
+	seen := 0
+	for {
+		// match runs without the lock held so it may call back into m.
+		m.mu.Lock()
+		fresh := slices.Clone(m.recs[seen:])
+		seen = len(m.recs)
+		if m.changed == nil {
+			m.changed = make(chan struct{})
+		}
+		ch := m.changed
+		m.mu.Unlock()
+		for _, r := range fresh {
+			if match(r) {
+				return r, nil
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return Record{}, ctx.Err()
+		}
+	}
+}

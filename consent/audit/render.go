@@ -1,0 +1,204 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+const colGap = "  "
+
+// column is one column of the table. min is how narrow truncation may make
+// it; drop orders which columns go first when even the minimums do not fit
+// (0 = never dropped).
+type column struct {
+	head string
+	min  int
+	drop int
+	cell func(Record, *time.Location) string
+}
+
+var columns = []column{
+	{head: "TIME", min: 8, cell: func(r Record, loc *time.Location) string {
+		return r.Time.In(loc).Format("15:04:05")
+	}},
+	{head: "KIND", min: 4, drop: 4, cell: func(r Record, _ *time.Location) string { return string(r.Kind) }},
+	{head: "CONVERSATION", min: 6, drop: 5, cell: func(r Record, _ *time.Location) string { return r.Conversation }},
+	{head: "TAB", min: 4, drop: 3, cell: func(r Record, _ *time.Location) string { return r.Tab }},
+	{head: "GATE/TOOL", min: 6, drop: 7, cell: func(r Record, _ *time.Location) string {
+		return joinSet("/", r.Gate, r.Tool, r.Action)
+	}},
+	{head: "DECISION", min: 6, drop: 6, cell: func(r Record, _ *time.Location) string {
+		return joinSet("/", r.Decision, r.Code)
+	}},
+	{head: "BY", min: 3, drop: 1, cell: func(r Record, _ *time.Location) string { return r.By }},
+	{head: "WAIT", min: 4, drop: 2, cell: func(r Record, _ *time.Location) string { return formatWait(r.WaitMS) }},
+	// ORIGIN is last and never cut: it is what the operator checks a
+	// decision against. A policy block has a URL instead.
+	{head: "ORIGIN", cell: func(r Record, _ *time.Location) string {
+		if r.Origin != "" {
+			return r.Origin
+		}
+		return r.URL
+	}},
+}
+
+const (
+	timeCol   = 0
+	originCol = 8
+)
+
+// RenderTable prints recs as an aligned table for `tabwarden audit`, one
+// row per record in the given order, with a date line whenever the local
+// date changes (the time column is local HH:MM:SS). The table fits width
+// columns (width <= 0: no limit) by truncating the other columns with "…",
+// then dropping the least useful ones (by, wait, tab, kind, …); the time
+// and the origin are never cut, so a row longer than width is one whose
+// origin alone does not fit. Control and other invisible runes in the log
+// are shown as U+FFFD so a crafted log cannot rewrite the terminal.
+func RenderTable(w io.Writer, recs []Record, width int) error {
+	return renderTable(w, recs, width, time.Local)
+}
+
+func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) error {
+	if len(recs) == 0 {
+		_, err := io.WriteString(w, "no audit records\n")
+		return err
+	}
+	cells := make([][]string, len(recs))
+	widths := make([]int, len(columns))
+	for i, r := range recs {
+		cells[i] = make([]string, len(columns))
+		for c, col := range columns {
+			s := printable(col.cell(r, loc))
+			cells[i][c] = s
+			widths[c] = max(widths[c], utf8.RuneCountInString(s))
+		}
+	}
+	var shown []int
+	for c, col := range columns {
+		if widths[c] == 0 && c != timeCol && c != originCol {
+			continue // a column nobody filled in only costs width
+		}
+		widths[c] = max(widths[c], utf8.RuneCountInString(col.head))
+		shown = append(shown, c)
+	}
+	if width > 0 {
+		shown = fit(shown, widths, width)
+	}
+
+	var b strings.Builder
+	writeRow := func(cell func(c int) string) {
+		for i, c := range shown {
+			s := truncate(cell(c), widths[c])
+			if i == len(shown)-1 {
+				b.WriteString(s)
+				break
+			}
+			b.WriteString(s)
+			b.WriteString(strings.Repeat(" ", widths[c]-utf8.RuneCountInString(s)))
+			b.WriteString(colGap)
+		}
+		b.WriteByte('\n')
+	}
+	writeRow(func(c int) string { return columns[c].head })
+	day := ""
+	for i, r := range recs {
+		if d := r.Time.In(loc).Format(dayLayout); d != day {
+			day = d
+			fmt.Fprintf(&b, "── %s ──\n", d)
+		}
+		writeRow(func(c int) string { return cells[i][c] })
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fit narrows widths (and, past the minimums, drops columns) until a row of
+// the shown columns fits width, and returns the columns still shown.
+func fit(shown []int, widths []int, width int) []int {
+	total := func() int {
+		t := len(colGap) * (len(shown) - 1)
+		for _, c := range shown {
+			t += widths[c]
+		}
+		return t
+	}
+	for total() > width {
+		widest := -1
+		for _, c := range shown {
+			if c == timeCol || c == originCol || widths[c] <= columns[c].min {
+				continue
+			}
+			if widest < 0 || widths[c] > widths[widest] {
+				widest = c
+			}
+		}
+		if widest >= 0 {
+			widths[widest]--
+			continue
+		}
+		victim := -1
+		for i, c := range shown {
+			if columns[c].drop == 0 {
+				continue
+			}
+			if victim < 0 || columns[c].drop < columns[shown[victim]].drop {
+				victim = i
+			}
+		}
+		if victim < 0 {
+			break // only time and origin left; the origin stays whole
+		}
+		shown = slices.Delete(shown, victim, victim+1)
+	}
+	return shown
+}
+
+func truncate(s string, w int) string {
+	if utf8.RuneCountInString(s) <= w {
+		return s
+	}
+	if w <= 0 {
+		return ""
+	}
+	r := []rune(s)
+	return string(r[:w-1]) + "…"
+}
+
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func joinSet(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+func formatWait(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case ms <= 0:
+		return ""
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+}
