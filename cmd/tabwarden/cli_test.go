@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// The CLI is tested as operators and scripts use it: one binary, built once,
+// run as a process; assertions are on exit codes and on what it says.
+
+const testVersion = "v0.0.0-clitest"
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "tabwarden-cli")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binPath = filepath.Join(dir, "tabwarden")
+	build := exec.Command("go", "build", "-o", binPath,
+		"-ldflags", "-X main.version="+testVersion+" -X main.commit=abc1234", ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build tabwarden:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run executes the binary with a private HOME and XDG dirs so no test reads
+// or writes the developer's real state; extraEnv entries override.
+func run(t *testing.T, extraEnv []string, args ...string) result {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"XDG_DATA_HOME=" + filepath.Join(home, "data"),
+	}, extraEnv...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func (r result) wantCode(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+func contains(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("%s lacks %q:\n%s", what, sub, s)
+		}
+	}
+}
+
+func lacks(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			t.Errorf("%s has %q:\n%s", what, sub, s)
+		}
+	}
+}
+
+func policyFile(name string) string { return filepath.Join("..", "..", "testdata", "policies", name) }
+
+func TestPolicyCheckMergesFiles(t *testing.T) {
+	r := run(t, nil, "policy", "check", policyFile("valid.json"), policyFile("valid.yaml"), policyFile("uploads-only.yml"))
+	r.wantCode(t, 0)
+	// Origins intersect: only a.example and bücher.example are in both lists.
+	contains(t, "merged policy", r.stdout,
+		"3 file(s)",
+		"Browser origins: 2 allowed",
+		"https://a.example",
+		"https://xn--bcher-kva.example",
+		"Browser uploads: blocked", // OR: valid.json allows, the others block
+		"at most thread",           // the stricter consent floor wins
+	)
+	lacks(t, "merged policy", r.stdout, "c.example", "localhost:8080", "[::1]")
+	if r.stderr != "" {
+		t.Errorf("stderr on success: %s", r.stderr)
+	}
+}
+
+func TestPolicyCheckSingleFileNormalizes(t *testing.T) {
+	r := run(t, nil, "policy", "check", policyFile("valid.json"))
+	r.wantCode(t, 0)
+	contains(t, "policy", r.stdout, "Browser origins: 4 allowed", "https://a.example\n", "Browser uploads: allowed")
+	lacks(t, "policy", r.stdout, "A.Example", ":443")
+}
+
+func TestPolicyCheckEmptyListBlocksEverything(t *testing.T) {
+	r := run(t, nil, "policy", "check", policyFile("valid.yaml"), policyFile("no-websites.json"))
+	r.wantCode(t, 0)
+	contains(t, "policy", r.stdout, "none allowed")
+}
+
+const msgInvalidOrigin = "Use an HTTP or HTTPS site without a path, credentials, or query."
+
+func TestPolicyCheckRejectsEachInvalidKind(t *testing.T) {
+	for _, tc := range []struct {
+		kind, file string
+		want       []string
+	}{
+		{"path", "invalid-path.json", []string{msgInvalidOrigin, "https://a.example/x"}},
+		{"credentials", "invalid-credentials.json", []string{msgInvalidOrigin, "user:secret@a.example"}},
+		{"query", "invalid-query.json", []string{msgInvalidOrigin, "?q=1"}},
+		{"hash", "invalid-hash.json", []string{msgInvalidOrigin, "#top"}},
+		{"non-http scheme", "invalid-scheme.yaml", []string{msgInvalidOrigin, "ftp://a.example"}},
+		{"more than 100 entries", "too-many.json", []string{"A policy can list at most 100 browser origins."}},
+		{"unknown key", "unknown-key.yaml", []string{"blockUploads"}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			path := policyFile(tc.file)
+			r := run(t, nil, "policy", "check", policyFile("valid.yaml"), path)
+			r.wantCode(t, 2)
+			contains(t, "stderr", r.stderr, append([]string{path}, tc.want...)...)
+			if r.stdout != "" {
+				t.Errorf("an invalid policy printed a merged result:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+func TestPolicyCheckReportsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	b := filepath.Join(dir, "b.yaml")
+	os.WriteFile(a, []byte(`{"execution":{"browserOrigins":["https://ok.example","https://x.example/path","http://u:p@y.example"]}}`), 0o600)
+	os.WriteFile(b, []byte("execution:\n  browserOrigins: [\"ftp://z.example\"]\n"), 0o600)
+	r := run(t, nil, "policy", "check", a, b)
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "https://x.example/path", "u:p@y.example", "ftp://z.example", a, b)
+	if n := strings.Count(r.stderr, msgInvalidOrigin); n != 3 {
+		t.Errorf("%d problems reported, want 3:\n%s", n, r.stderr)
+	}
+}
+
+func TestPolicyCheckNeedsAFile(t *testing.T) {
+	run(t, nil, "policy", "check").wantCode(t, 2)
+	r := run(t, nil, "policy", "check", filepath.Join(t.TempDir(), "missing.json"))
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "missing.json")
+}
+
+func TestInvalidConsentProfile(t *testing.T) {
+	r := run(t, nil, "--consent", "yolo")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, `--consent "yolo"`, "strict, thread or trusted")
+	// Global flags are validated for every command.
+	run(t, nil, "--consent", "", "version").wantCode(t, 2)
+}
+
+func TestReviewDelayMinimum(t *testing.T) {
+	for _, v := range []string{"249ms", "0", "-1s"} {
+		r := run(t, nil, "--review-delay", v)
+		r.wantCode(t, 2)
+		contains(t, "stderr "+v, r.stderr, "--review-delay", "250ms")
+	}
+	run(t, nil, "--review-delay", "soon").wantCode(t, 2)
+	// The minimum itself is accepted (the command then runs: version prints).
+	run(t, nil, "--review-delay", "250ms", "version").wantCode(t, 0)
+}
+
+func TestMCPListenIsLoopbackOnly(t *testing.T) {
+	for _, v := range []string{"0.0.0.0:8080", "192.0.2.1:80", ":8080", "localhost"} {
+		r := run(t, nil, "--mcp-listen", v, "version")
+		r.wantCode(t, 2)
+		contains(t, "stderr "+v, r.stderr, "--mcp-listen")
+	}
+	for _, v := range []string{"127.0.0.1:0", "[::1]:7777", "localhost:7777"} {
+		run(t, nil, "--mcp-listen", v, "version").wantCode(t, 0)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	run(t, nil, "frobnicate").wantCode(t, 2)
+	run(t, nil, "--no-such-flag").wantCode(t, 2)
+	run(t, nil, "version", "extra").wantCode(t, 2)
+	run(t, nil, "--browser-url", "not a url", "version").wantCode(t, 2)
+}
+
+func TestConsoleRejectsBadInputBeforeStarting(t *testing.T) {
+	r := run(t, nil, "--policy", policyFile("invalid-path.json"))
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, msgInvalidOrigin, "nothing was started")
+
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"conversation":"c1","tab":"t1","gate":"teleport","origin":"https://a.test"}`+"\n"), 0o600)
+	r = run(t, nil, "--script", bad)
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "bad.jsonl:1", "teleport")
+}
+
+func TestConsoleNeedsATerminal(t *testing.T) {
+	r := run(t, nil) // stdin/stdout are not terminals under go test
+	r.wantCode(t, 1)
+	contains(t, "stderr", r.stderr, "needs a terminal")
+}
+
+func TestDemoIsNotAvailableYet(t *testing.T) {
+	r := run(t, nil, "demo")
+	r.wantCode(t, 3)
+	contains(t, "stderr", r.stderr, "agent bridge")
+	if r.stdout != "" {
+		t.Errorf("demo printed output as if it ran:\n%s", r.stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, nil, "version")
+	r.wantCode(t, 0)
+	contains(t, "version", r.stdout, "tabwarden "+testVersion, "commit: abc1234", runtime.Version())
+}
+
+func TestCompletion(t *testing.T) {
+	r := run(t, nil, "completion", "bash")
+	r.wantCode(t, 0)
+	contains(t, "completion", r.stdout, "tabwarden", "complete")
+}
+
+func TestDoctorRunsEveryCheck(t *testing.T) {
+	// The verdict depends on this machine; the report's shape does not.
+	r := run(t, []string{"DISPLAY=" + os.Getenv("DISPLAY")}, "doctor")
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("doctor exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range []string{"chromium", "display", "xauth", "profile lock"} {
+		if !strings.Contains(r.stdout, "✓ "+name) && !strings.Contains(r.stdout, "✗ "+name) {
+			t.Errorf("no %q check in:\n%s", name, r.stdout)
+		}
+	}
+	if (r.code == 1) != strings.Contains(r.stdout, "✗") {
+		t.Errorf("exit %d does not match the report:\n%s", r.code, r.stdout)
+	}
+}
+
+// fakeChromium is an executable that answers --version like Chromium.
+func fakeChromium(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho Chromium 999.0.0.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDoctorAllGood(t *testing.T) {
+	r := run(t, nil, "doctor", "--chromium", fakeChromium(t), "--headless")
+	r.wantCode(t, 0)
+	contains(t, "doctor", r.stdout, "✓ chromium", "Chromium 999.0.0.0", "(from --chromium)",
+		"✓ display", "--headless", "✓ xauth", "✓ profile lock", "All required checks passed.")
+}
+
+func TestDoctorChromiumFromEnv(t *testing.T) {
+	r := run(t, []string{"TABWARDEN_CHROMIUM=" + fakeChromium(t)}, "doctor", "--headless")
+	r.wantCode(t, 0)
+	contains(t, "doctor", r.stdout, "(from TABWARDEN_CHROMIUM)")
+}
+
+func TestDoctorMissingChromium(t *testing.T) {
+	r := run(t, nil, "doctor", "--chromium", "/nonexistent/chromium", "--headless")
+	r.wantCode(t, 1)
+	contains(t, "doctor", r.stdout, "✗ chromium", "/nonexistent/chromium", "fix:", "1 required check(s) failed")
+}
+
+func TestDoctorNoDisplay(t *testing.T) {
+	r := run(t, nil, "doctor", "--chromium", fakeChromium(t))
+	r.wantCode(t, 1)
+	contains(t, "doctor", r.stdout, "✗ display", "ssh -X", "xvfb-run -a tabwarden", "tabwarden --headless")
+}
+
+func TestDoctorProfileLocked(t *testing.T) {
+	profile := t.TempDir()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This test process is alive, so the lock is held.
+	lock := fmt.Sprintf("%s-%d", host, os.Getpid())
+	if err := os.Symlink(lock, filepath.Join(profile, "SingletonLock")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, nil, "doctor", "--chromium", fakeChromium(t), "--headless", "--profile", profile)
+	r.wantCode(t, 1)
+	contains(t, "doctor", r.stdout, "✗ profile lock", fmt.Sprintf("in use by process %d", os.Getpid()), "--profile DIR")
+}
+
+func writeAuditLog(t *testing.T, path string) {
+	t.Helper()
+	l, err := audit.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 9, 15, 0, 0, time.Local)
+	for _, rec := range []audit.Record{
+		{Time: at, Kind: audit.KindReviewShown, Conversation: "c1", Tab: "t1", Origin: "https://a.test", Gate: "navigation"},
+		{Time: at.Add(2 * time.Second), Kind: audit.KindDecision, Conversation: "c1", Tab: "t1", Origin: "https://a.test", Gate: "navigation", Decision: "approved", By: "operator", WaitMS: 2000},
+	} {
+		if err := l.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAuditRendersFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeAuditLog(t, path)
+	r := run(t, nil, "audit", path)
+	r.wantCode(t, 0)
+	contains(t, "table", r.stdout, "https://a.test", "approved", "navigation")
+	for i, line := range strings.Split(strings.TrimRight(r.stdout, "\n"), "\n") {
+		if w := len([]rune(line)); w > pipeWidth {
+			t.Errorf("line %d is %d wide, want ≤ %d when not a terminal: %q", i, w, pipeWidth, line)
+		}
+	}
+	// --audit names the default file for the audit command too.
+	r2 := run(t, nil, "--audit", path, "audit")
+	r2.wantCode(t, 0)
+	if r2.stdout != r.stdout {
+		t.Errorf("--audit FILE and audit FILE differ:\n%s\n---\n%s", r2.stdout, r.stdout)
+	}
+}
+
+func TestAuditDefaultsToToday(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	env := []string{"XDG_STATE_HOME=" + state}
+	r := run(t, env, "audit")
+	r.wantCode(t, 1)
+	today := "audit-" + time.Now().Format("2006-01-02") + ".jsonl"
+	contains(t, "stderr", r.stderr, filepath.Join(state, "tabwarden", today))
+
+	writeAuditLog(t, filepath.Join(state, "tabwarden", today))
+	r = run(t, env, "audit")
+	r.wantCode(t, 0)
+	contains(t, "table", r.stdout, "approved")
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/policy"
+	"github.com/tabwarden/tabwarden/tui"
+)
+
+// Header texts for the parts of the console whose engines land in later
+// issues. They say so plainly rather than pretend.
+const (
+	browserNotStarted = "not started (arrives with the browser engine)"
+	mcpNotStarted     = "not started (arrives with the agent bridge)"
+)
+
+// runConsole is `tabwarden` without a command: it validates everything it
+// was given, then hands the terminal to the TUI until the operator quits.
+func runConsole(ctx context.Context, o *options, s streams) error {
+	pol, err := policy.CheckFiles(o.policies)
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) {
+		for _, pr := range ve.Problems {
+			fmt.Fprintln(s.err, pr.String())
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("managed policy rejected: %d problem(s); nothing was started", len(ve.Problems))}
+	}
+	if err != nil {
+		return failure(err)
+	}
+
+	var steps []scriptStep
+	if o.script != "" {
+		if steps, err = loadScript(o.script); err != nil {
+			return usageErrorf("--script: %v", err)
+		}
+	}
+
+	if !isTerminal(s.in) || !isTerminal(s.out) {
+		return failure(errors.New("the console needs a terminal on stdin and stdout; for a non-interactive check run `tabwarden doctor`"))
+	}
+
+	auditLog, err := openAudit(o.audit)
+	if err != nil {
+		return failure(fmt.Errorf("open audit log: %w", err))
+	}
+	defer func() {
+		if cerr := auditLog.Close(); cerr != nil {
+			slog.Error("close audit log", "err", cerr)
+		}
+	}()
+
+	logFile, err := openLogFile(logPath())
+	if err != nil {
+		return failure(fmt.Errorf("open log file: %w", err))
+	}
+	defer logFile.Close()
+	// The TUI owns the terminal: anything written to stderr now would tear
+	// the screen, so the console logs to a file until the TUI returns.
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(logFile, nil)))
+	defer slog.SetDefault(prev)
+
+	cfg := consent.Config{
+		Profile:     consent.Profile(o.consent),
+		ReviewDelay: o.reviewDelay,
+		Audit:       auditLog,
+		Info: consent.Info{
+			Browser:  browserNotStarted,
+			Endpoint: mcpNotStarted,
+			Policy:   pol.Summary(),
+		},
+	}
+	if pol != nil {
+		cfg.Floor = consent.Profile(pol.ConsentFloor)
+	}
+	eng := consent.New(cfg)
+	if eng.Profile() != cfg.Profile {
+		eng.Note("", fmt.Sprintf("consent profile %s lowered to %s by managed policy", cfg.Profile, eng.Profile()), true)
+	}
+	slog.Info("console started", "profile", eng.Profile(), "reviewDelay", o.reviewDelay,
+		"audit", auditLog.Path(), "policy", pol.Summary(), "script", o.script)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	var feeders sync.WaitGroup
+	if steps != nil {
+		feeders.Go(func() { feedScript(ctx, eng, steps) })
+	}
+	err = tui.Run(ctx, eng, tui.Options{Version: version})
+	cancel()
+	feeders.Wait()
+	slog.Info("console stopped", "err", err)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failure(err)
+	}
+	return nil
+}
+
+func openAudit(path string) (*audit.FileLog, error) {
+	if path != "" {
+		return audit.Open(path)
+	}
+	return audit.OpenDaily(audit.DefaultDir())
+}
+
+func openLogFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}

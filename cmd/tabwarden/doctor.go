@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// chromiumNames are the executables searched on PATH, in order (DESIGN §3:
+// system Chromium/Chrome only; nothing is ever downloaded).
+var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// check is one line of the doctor's report. Fixes are exact commands or
+// flags the operator can type.
+type check struct {
+	name     string
+	ok       bool
+	required bool
+	detail   string
+	fixes    []string
+}
+
+func newDoctorCmd(o *options, s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check Chromium, the display for headed mode and the profile lock, and print the fix for what is missing",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			checks := runDoctor(cmd.Context(), o, doctorEnv{
+				getenv:   os.Getenv,
+				lookPath: exec.LookPath,
+				goos:     runtime.GOOS,
+				isRoot:   os.Geteuid() == 0,
+				hostname: os.Hostname,
+				pidAlive: pidAlive,
+			})
+			failed := printChecks(s.out, checks)
+			if failed > 0 {
+				return &exitError{code: exitFailure, reported: true,
+					err: fmt.Errorf("doctor: %d required check(s) failed", failed)}
+			}
+			return nil
+		},
+	}
+}
+
+// doctorEnv is the part of the machine the checks read, injectable so the
+// unit tests can describe any machine.
+type doctorEnv struct {
+	getenv   func(string) string
+	lookPath func(string) (string, error)
+	goos     string
+	isRoot   bool
+	hostname func() (string, error)
+	pidAlive func(int) bool
+}
+
+func runDoctor(ctx context.Context, o *options, env doctorEnv) []check {
+	return []check{
+		checkChromium(ctx, o, env),
+		checkDisplay(o, env),
+		checkXauth(o, env),
+		checkProfileLock(o, env),
+	}
+}
+
+func printChecks(w io.Writer, checks []check) (failed int) {
+	for _, c := range checks {
+		mark := "✓"
+		if !c.ok {
+			mark = "✗"
+			if c.required {
+				failed++
+			}
+		}
+		fmt.Fprintf(w, "%s %-13s %s\n", mark, c.name, c.detail)
+		if !c.ok {
+			for _, f := range c.fixes {
+				fmt.Fprintf(w, "    fix: %s\n", f)
+			}
+		}
+	}
+	if failed == 0 {
+		fmt.Fprintln(w, "All required checks passed.")
+	} else {
+		fmt.Fprintf(w, "%d required check(s) failed.\n", failed)
+	}
+	return failed
+}
+
+// findChromium resolves the executable the console would launch and says
+// where it came from.
+func findChromium(o *options, env doctorEnv) (path, source string, err error) {
+	if o.chromium != "" {
+		p, err := env.lookPath(o.chromium)
+		return p, "--chromium", err
+	}
+	if v := env.getenv("TABWARDEN_CHROMIUM"); v != "" {
+		p, err := env.lookPath(v)
+		return p, "TABWARDEN_CHROMIUM", err
+	}
+	for _, name := range chromiumNames {
+		if p, err := env.lookPath(name); err == nil {
+			return p, "PATH", nil
+		}
+	}
+	return "", "PATH", fmt.Errorf("none of %s on PATH", strings.Join(chromiumNames, ", "))
+}
+
+func checkChromium(ctx context.Context, o *options, env doctorEnv) check {
+	c := check{name: "chromium", required: o.browserURL == ""}
+	path, source, err := findChromium(o, env)
+	if err == nil {
+		c.ok = true
+		c.detail = fmt.Sprintf("%s (from %s)", path, source)
+		if v := chromiumVersion(ctx, path); v != "" {
+			c.detail += " — " + v
+		}
+		return c
+	}
+	if o.browserURL != "" {
+		c.ok = true
+		c.detail = "not needed: attaching to " + o.browserURL
+		return c
+	}
+	switch source {
+	case "--chromium":
+		c.detail = fmt.Sprintf("--chromium %s is not an executable: %v", o.chromium, err)
+		c.fixes = []string{"tabwarden --chromium /path/to/chromium"}
+	case "TABWARDEN_CHROMIUM":
+		c.detail = fmt.Sprintf("TABWARDEN_CHROMIUM=%s is not an executable: %v", env.getenv("TABWARDEN_CHROMIUM"), err)
+		c.fixes = []string{"export TABWARDEN_CHROMIUM=/path/to/chromium"}
+	default:
+		c.detail = "no Chromium or Chrome found: " + err.Error()
+		c.fixes = append(installFixes(env, "chromium"), "tabwarden --chromium /path/to/chrome")
+	}
+	return c
+}
+
+// chromiumVersion is informational only; a browser that cannot print its
+// version within a few seconds is still reported as found.
+func chromiumVersion(ctx context.Context, path string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// installFixes names the package-manager command for pkg on this machine.
+func installFixes(env doctorEnv, pkg string) []string {
+	switch {
+	case env.goos == "darwin":
+		if pkg == "chromium" {
+			return []string{"brew install --cask chromium"}
+		}
+		return nil
+	case func() bool { _, err := env.lookPath("apt-get"); return err == nil }():
+		sudo := "sudo "
+		if env.isRoot {
+			sudo = ""
+		}
+		return []string{sudo + "apt-get install " + pkg}
+	default:
+		return []string{"install the " + pkg + " package with your distribution's package manager"}
+	}
+}
+
+func checkDisplay(o *options, env doctorEnv) check {
+	c := check{name: "display", required: true, ok: true}
+	switch {
+	case o.browserURL != "":
+		c.detail = "not needed: the attached browser has its own display"
+	case o.headless:
+		c.detail = "not needed (--headless)"
+	case env.goos == "darwin":
+		c.detail = "macOS window server"
+	case env.getenv("WAYLAND_DISPLAY") != "":
+		c.detail = "WAYLAND_DISPLAY=" + env.getenv("WAYLAND_DISPLAY")
+	case env.getenv("DISPLAY") != "":
+		c.detail = "DISPLAY=" + env.getenv("DISPLAY")
+	default:
+		c.ok = false
+		c.detail = "headed Chromium needs a display: neither $DISPLAY nor $WAYLAND_DISPLAY is set"
+		c.fixes = []string{
+			"ssh -X user@host   (reconnect with X forwarding so the window opens on your screen)",
+			"xvfb-run -a tabwarden   (a virtual display; you will not see the window)",
+			"tabwarden --headless",
+		}
+	}
+	return c
+}
+
+// remoteDisplay reports whether an X DISPLAY names a TCP display
+// ("localhost:10.0" as set by ssh -X), which needs xauth for its cookie.
+func remoteDisplay(display string) bool {
+	i := strings.LastIndex(display, ":")
+	if i <= 0 {
+		return false
+	}
+	host := display[:i]
+	return host != "unix" && !strings.HasPrefix(host, "/")
+}
+
+func checkXauth(o *options, env doctorEnv) check {
+	c := check{name: "xauth", required: true, ok: true}
+	display := env.getenv("DISPLAY")
+	if o.headless || o.browserURL != "" || env.goos == "darwin" || !remoteDisplay(display) {
+		c.detail = "not needed (no forwarded X display)"
+		return c
+	}
+	if p, err := env.lookPath("xauth"); err == nil {
+		c.detail = fmt.Sprintf("%s (forwarded display %s)", p, display)
+		return c
+	}
+	c.ok = false
+	c.detail = fmt.Sprintf("DISPLAY=%s is forwarded (ssh -X) but xauth is not on PATH, so Chromium cannot open it", display)
+	c.fixes = append(installFixes(env, "xauth"), "ssh -X user@host   (reconnect after installing)")
+	return c
+}
+
+func checkProfileLock(o *options, env doctorEnv) check {
+	c := check{name: "profile lock", required: true}
+	if o.browserURL != "" {
+		c.ok = true
+		c.detail = "not needed: the attached browser owns its profile"
+		return c
+	}
+	dir := o.profileDir()
+	lock := filepath.Join(dir, "SingletonLock")
+	target, err := os.Readlink(lock)
+	if errors.Is(err, fs.ErrNotExist) {
+		c.ok = true
+		c.detail = "free: " + dir
+		return c
+	}
+	if err != nil {
+		c.detail = fmt.Sprintf("cannot read %s: %v", lock, err)
+		c.fixes = []string{"tabwarden --profile DIR   (use another profile directory)"}
+		return c
+	}
+	host, pid, ok := parseSingletonLock(target)
+	if !ok {
+		c.detail = fmt.Sprintf("%s points at %q, not host-pid", lock, target)
+		c.fixes = []string{"tabwarden --profile DIR   (use another profile directory)"}
+		return c
+	}
+	me, _ := env.hostname()
+	switch {
+	case host == me && !env.pidAlive(pid):
+		c.ok = true
+		c.detail = fmt.Sprintf("free: stale lock of process %d (Chromium takes it over): %s", pid, dir)
+	case host == me:
+		c.detail = fmt.Sprintf("in use by process %d on this host (another tabwarden or Chromium): %s", pid, dir)
+		c.fixes = []string{
+			"quit the other console or Chromium using this profile",
+			"tabwarden --profile DIR   (use another profile directory)",
+		}
+	default:
+		c.detail = fmt.Sprintf("locked by process %d on host %s: %s", pid, host, dir)
+		c.fixes = []string{
+			fmt.Sprintf("rm %s   (only if %s no longer runs Chromium on this profile)", shellQuote(lock), host),
+			"tabwarden --profile DIR   (use another profile directory)",
+		}
+	}
+	return c
+}
+
+// parseSingletonLock splits Chromium's lock target "hostname-pid"; the
+// hostname may itself contain dashes.
+func parseSingletonLock(target string) (host string, pid int, ok bool) {
+	i := strings.LastIndex(target, "-")
+	if i <= 0 {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(target[i+1:])
+	if err != nil || pid <= 0 {
+		return "", 0, false
+	}
+	return target[:i], pid, true
+}
+
+// pidAlive: signal 0 probes existence; EPERM means it exists under another user.
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes. Scripts and the Makefile rely on them, so they are part of the
+// command-line contract.
+const (
+	exitOK           = 0
+	exitFailure      = 1 // runtime failure: the request was valid but could not be done
+	exitUsage        = 2 // usage error or invalid input (flags, policy files, scripts)
+	exitNotAvailable = 3 // the command's engine lands in a later issue
+)
+
+// exitError carries the exit code an error maps to. Errors cobra produces
+// itself (unknown command, bad flag, wrong argument count) carry none and
+// are usage errors; every RunE wraps its own failures explicitly.
+type exitError struct {
+	code int
+	err  error
+	// reported: the command already printed everything the operator needs
+	// (e.g. every policy problem); execute only adds nothing.
+	reported bool
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func failure(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitFailure, err: err}
+}
+
+func exitCodeOf(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitUsage
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// options holds the global and console flags (DESIGN §3, §4, §8, §9).
+// Global ones are persistent so `tabwarden doctor --chromium X` checks the
+// same Chromium the console would use.
+type options struct {
+	consent     string
+	reviewDelay time.Duration
+	policies    []string
+	profile     string
+	chromium    string
+	headless    bool
+	browserURL  string
+	mcpListen   string
+	audit       string
+	script      string // hidden: scripted consent requests for exercising the screen
+}
+
+// streams are the process's standard streams, injected so tests and the
+// console share one code path.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+func execute(args []string, in io.Reader, out, errw io.Writer) int {
+	logger := newCLILogger(errw)
+	slog.SetDefault(logger)
+
+	root := newRootCmd(streams{in: in, out: out, err: errw})
+	root.SetArgs(args)
+	err := root.Execute()
+	code := exitCodeOf(err)
+	if err == nil {
+		return code
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) || !ee.reported {
+		// The console may have pointed slog's default at its log file; the
+		// operator reads the final error on the terminal the TUI released.
+		logger.Error(err.Error())
+	}
+	if code == exitUsage {
+		fmt.Fprintln(errw, "Run 'tabwarden --help' for usage.")
+	}
+	return code
+}
+
+// newCLILogger logs to stderr as text without timestamps: a person reads it
+// right after the command ran.
+func newCLILogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+func newRootCmd(s streams) *cobra.Command {
+	o := &options{}
+	root := &cobra.Command{
+		Use:   "tabwarden",
+		Short: "Supervise LLM agents driving a real Chromium, one keypress per consequential step",
+		Long: `tabwarden is a terminal console in which you supervise LLM agents that use the
+web. Agents drive a real, headed Chromium; every consequential step (opening an
+origin, reading it, each page action, each site-tool call, sharing a result)
+waits for your keypress.
+
+Run without a command to start the console.`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return o.validate()
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runConsole(cmd.Context(), o, s)
+		},
+	}
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err}
+	})
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&o.consent, "consent", string(consent.ProfileStrict),
+		"consent profile: strict (four gates), thread (one grant per conversation for navigation and reading) or trusted (one grant per session)")
+	pf.DurationVar(&o.reviewDelay, "review-delay", consent.DefaultReviewDelay,
+		"how long a review must be on screen before `a` approves it (key-ahead guard; minimum 250ms)")
+	pf.StringArrayVar(&o.policies, "policy", nil,
+		"managed policy file (JSON or YAML); repeat for several, they are intersected")
+	pf.StringVar(&o.profile, "profile", "",
+		"Chromium profile directory (default $XDG_DATA_HOME/tabwarden/profile)")
+	pf.StringVar(&o.chromium, "chromium", "",
+		"Chromium/Chrome executable (default $TABWARDEN_CHROMIUM, then PATH)")
+	pf.BoolVar(&o.headless, "headless", false, "run Chromium headless (CI and servers without a display)")
+	pf.StringVar(&o.browserURL, "browser-url", "",
+		"attach to a running Chromium's DevTools endpoint instead of launching one")
+	pf.StringVar(&o.mcpListen, "mcp-listen", "127.0.0.1:0", "loopback address the MCP server listens on")
+	pf.StringVar(&o.audit, "audit", "",
+		"audit log file (default $XDG_STATE_HOME/tabwarden/audit-YYYY-MM-DD.jsonl)")
+
+	root.Flags().StringVar(&o.script, "script", "",
+		"feed scripted consent requests (JSON lines) to the engine, to exercise the operator screen")
+	_ = root.Flags().MarkHidden("script")
+
+	root.AddCommand(
+		newDemoCmd(),
+		newPolicyCmd(s),
+		newAuditCmd(o, s),
+		newDoctorCmd(o, s),
+		newVersionCmd(s),
+	)
+	return root
+}
+
+// validate rejects flag values the console could not honour. It runs for
+// every command so a typo in a shell alias is caught wherever it is used.
+func (o *options) validate() error {
+	switch consent.Profile(o.consent) {
+	case consent.ProfileStrict, consent.ProfileThread, consent.ProfileTrusted:
+	default:
+		return usageErrorf("invalid --consent %q: use strict, thread or trusted", o.consent)
+	}
+	if o.reviewDelay < consent.MinReviewDelay {
+		return usageErrorf("invalid --review-delay %s: the minimum is %s, so typing ahead can never approve a review",
+			o.reviewDelay, consent.MinReviewDelay)
+	}
+	if err := checkLoopbackAddr(o.mcpListen); err != nil {
+		return usageErrorf("invalid --mcp-listen %q: %v", o.mcpListen, err)
+	}
+	if o.browserURL != "" {
+		u, err := url.Parse(o.browserURL)
+		if err != nil || u.Host == "" || !oneOf(u.Scheme, "http", "https", "ws", "wss") {
+			return usageErrorf("invalid --browser-url %q: use the DevTools endpoint, e.g. http://127.0.0.1:9222", o.browserURL)
+		}
+	}
+	return nil
+}
+
+// checkLoopbackAddr enforces DESIGN §3/§1: the MCP server is loopback only;
+// remote hosts reach it over an ssh tunnel, never an open port.
+func checkLoopbackAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("use host:port, e.g. 127.0.0.1:0")
+	}
+	if port == "" {
+		return errors.New("missing port (use 0 for any free port)")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return errors.New("the MCP server binds loopback only (127.0.0.1 or [::1])")
+	}
+	return nil
+}
+
+func oneOf(s string, set ...string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
