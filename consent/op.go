@@ -192,12 +192,17 @@ func (o *opImpl) expire(gen uint64) {
 		return
 	}
 	why := Errorf(CodeTimeout, NextNone, "operation %s ran out of its %s budget", o.name, e.cfg.OpDeadline)
-	for _, r := range append([]*review(nil), e.queue...) {
+	var waiting []*review
+	for _, r := range e.queue {
 		if r.op == o && !r.focused {
+			waiting = append(waiting, r)
 			why = needsAttention()
-			e.resolveLocked(r, outcome{err: why, decision: "needs_attention", by: "engine"})
 		}
 	}
+	// Cancel before resolving so the op is already done when its Ask returns.
 	o.cancelLocked(why)
+	for _, r := range waiting {
+		e.resolveLocked(r, outcome{err: why, decision: "needs_attention", by: "engine"})
+	}
 	e.commitLocked()
 }

@@ -138,6 +138,9 @@ func (e *impl) ask(ctx context.Context, req Request) error {
 	if req.Tab == "" {
 		return Errorf(CodeBrowserOperationFailed, NextNone, "a gated request must name its tab")
 	}
+	if ctx.Err() != nil {
+		return Errorf(CodeCanceled, NextNone, "the request was cancelled")
+	}
 	e.mu.Lock()
 	c, t, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
 	if cerr != nil {
