@@ -26,17 +26,23 @@ var columns = []column{
 	{head: "TIME", min: 8, cell: func(r Record, loc *time.Location) string {
 		return r.Time.In(loc).Format("15:04:05")
 	}},
-	{head: "KIND", min: 4, drop: 4, cell: func(r Record, _ *time.Location) string { return string(r.Kind) }},
-	{head: "CONVERSATION", min: 6, drop: 5, cell: func(r Record, _ *time.Location) string { return r.Conversation }},
-	{head: "TAB", min: 4, drop: 3, cell: func(r Record, _ *time.Location) string { return r.Tab }},
-	{head: "GATE/TOOL", min: 6, drop: 7, cell: func(r Record, _ *time.Location) string {
+	// Every kind fits in 12, and a cut kind is hard to read.
+	{head: "KIND", min: 12, drop: 6, cell: func(r Record, _ *time.Location) string { return string(r.Kind) }},
+	{head: "CONVERSATION", min: 10, drop: 4, cell: func(r Record, _ *time.Location) string { return r.Conversation }},
+	{head: "TAB", min: 5, drop: 3, cell: func(r Record, _ *time.Location) string { return r.Tab }},
+	{head: "GATE/TOOL", min: 10, drop: 5, cell: func(r Record, _ *time.Location) string {
 		return joinSet("/", r.Gate, r.Tool, r.Action)
 	}},
-	{head: "DECISION", min: 6, drop: 6, cell: func(r Record, _ *time.Location) string {
-		return joinSet("/", r.Decision, r.Code)
+	// A decision's code (user_denied for denied, …) says nothing more; a
+	// failed tool call or a policy block has only a code.
+	{head: "DECISION", min: 8, drop: 7, cell: func(r Record, _ *time.Location) string {
+		if r.Decision != "" {
+			return r.Decision
+		}
+		return r.Code
 	}},
-	{head: "BY", min: 3, drop: 1, cell: func(r Record, _ *time.Location) string { return r.By }},
-	{head: "WAIT", min: 4, drop: 2, cell: func(r Record, _ *time.Location) string { return formatWait(r.WaitMS) }},
+	{head: "BY", min: 6, drop: 1, cell: func(r Record, _ *time.Location) string { return r.By }},
+	{head: "WAIT", min: 5, drop: 2, cell: func(r Record, _ *time.Location) string { return formatWait(r.WaitMS) }},
 	// ORIGIN is last and never cut: it is what the operator checks a
 	// decision against. A policy block has a URL instead.
 	{head: "ORIGIN", cell: func(r Record, _ *time.Location) string {
@@ -54,12 +60,13 @@ const (
 
 // RenderTable prints recs as an aligned table for `tabwarden audit`, one
 // row per record in the given order, with a date line whenever the local
-// date changes (the time column is local HH:MM:SS). The table fits width
-// columns (width <= 0: no limit) by truncating the other columns with "…",
-// then dropping the least useful ones (by, wait, tab, kind, …); the time
-// and the origin are never cut, so a row longer than width is one whose
-// origin alone does not fit. Control and other invisible runes in the log
-// are shown as U+FFFD so a crafted log cannot rewrite the terminal.
+// date changes (the time column is local HH:MM:SS). Columns no record fills
+// are left out. The table fits width columns (width <= 0: no limit): the
+// least useful columns are dropped first (by, wait, tab, conversation, …)
+// until the rest fit legibly, then the widest are truncated with "…". The
+// time and the origin are never cut, so a row is wider than width only when
+// its origin alone does not fit. Control and other invisible runes in the
+// log are shown as U+FFFD so a crafted log cannot rewrite the terminal.
 func RenderTable(w io.Writer, recs []Record, width int) error {
 	return renderTable(w, recs, width, time.Local)
 }
@@ -118,36 +125,29 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 	return err
 }
 
-// fit narrows widths (and, past the minimums, drops columns) until a row of
-// the shown columns fits width, and returns the columns still shown.
+// fit chooses the columns to show and their widths so a row fits width.
+// Columns are dropped first (least useful first) until the survivors fit
+// at their minimum widths — many legible columns beat many unreadable ones —
+// then the widest survivors are narrowed until the row fits. Time and
+// origin are neither dropped nor narrowed.
 func fit(shown []int, widths []int, width int) []int {
-	total := func() int {
+	rowWidth := func(w func(c int) int) int {
 		t := len(colGap) * (len(shown) - 1)
 		for _, c := range shown {
-			t += widths[c]
+			t += w(c)
 		}
 		return t
 	}
-	for total() > width {
-		widest := -1
-		for _, c := range shown {
-			if c == timeCol || c == originCol || widths[c] <= columns[c].min {
-				continue
-			}
-			if widest < 0 || widths[c] > widths[widest] {
-				widest = c
-			}
+	floor := func(c int) int {
+		if c == timeCol || c == originCol {
+			return widths[c]
 		}
-		if widest >= 0 {
-			widths[widest]--
-			continue
-		}
+		return min(widths[c], columns[c].min)
+	}
+	for rowWidth(floor) > width {
 		victim := -1
 		for i, c := range shown {
-			if columns[c].drop == 0 {
-				continue
-			}
-			if victim < 0 || columns[c].drop < columns[shown[victim]].drop {
+			if columns[c].drop != 0 && (victim < 0 || columns[c].drop < columns[shown[victim]].drop) {
 				victim = i
 			}
 		}
@@ -155,6 +155,18 @@ func fit(shown []int, widths []int, width int) []int {
 			break // only time and origin left; the origin stays whole
 		}
 		shown = slices.Delete(shown, victim, victim+1)
+	}
+	for rowWidth(func(c int) int { return widths[c] }) > width {
+		widest := -1
+		for _, c := range shown {
+			if widths[c] > floor(c) && (widest < 0 || widths[c] > widths[widest]) {
+				widest = c
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		widths[widest]--
 	}
 	return shown
 }
