@@ -1,0 +1,33 @@
+package tui
+
+// takeOverText is what the operator reads while a conversation is paused.
+const takeOverText = "You have the browser. Sign in or finish the step in the Chromium window, then press r to resume."
+
+// banner is the take-over notice for the selected conversation.
+type banner struct {
+	conv string
+	st   styles
+}
+
+func (b banner) lines(w int) []string {
+	out := []string{}
+	for _, l := range wrap("PAUSED ("+b.conv+"): "+takeOverText, w-2) {
+		out = append(out, b.st.banner.Render(padRight(" "+l, w)))
+	}
+	return out
+}
+
+// tokenBox shows a freshly minted agent token's ready-to-paste config until
+// the operator closes it with esc.
+type tokenBox struct {
+	tok MintedToken
+	st  styles
+}
+
+func (t tokenBox) lines(w int) []string {
+	out := []string{t.st.review.Render(rule("New agent token: "+clean(t.tok.Name)+" (esc closes)", w, "═"))}
+	for _, l := range splitLines(cleanBlock(t.tok.Config)) {
+		out = append(out, wrap(l, w)...)
+	}
+	return out
+}

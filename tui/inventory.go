@@ -1,0 +1,235 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// blockedText is DESIGN §8's wording for a page missing sub-resources.
+const blockedText = "This page may be incomplete. Your organization's policy blocked a browser request."
+
+// navItem is one stop of the selection: a tab, or a conversation that has
+// no tabs yet. Operator tabs are listed but never selectable: selection
+// decides which conversation is visible, and operator tabs belong to none.
+type navItem struct {
+	conv consent.ConversationID
+	tab  consent.TabID
+}
+
+func navItems(s consent.State) []navItem {
+	var items []navItem
+	for _, c := range s.Conversations {
+		if len(c.Tabs) == 0 {
+			items = append(items, navItem{conv: c.ID})
+			continue
+		}
+		for _, t := range c.Tabs {
+			items = append(items, navItem{conv: c.ID, tab: t.ID})
+		}
+	}
+	return items
+}
+
+// navIndex finds sel among items: the exact tab, else the conversation's
+// first stop, else -1.
+func navIndex(items []navItem, sel consent.Selection) int {
+	first := -1
+	for i, it := range items {
+		if it.conv != sel.Conversation {
+			continue
+		}
+		if it.tab == sel.Tab {
+			return i
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first
+}
+
+// inventory is the conversations → tabs tree.
+type inventory struct {
+	s       consent.State
+	sel     consent.Selection
+	details bool
+	st      styles
+}
+
+func convLabel(c consent.ConversationState) string {
+	name := clean(c.Name)
+	if name == "" {
+		return clean(string(c.ID))
+	}
+	return name
+}
+
+func tabBadges(t consent.TabState) string {
+	var b []string
+	if t.Visible {
+		b = append(b, "[visible]")
+	}
+	if t.Status == consent.TabRunning || t.Operation != "" {
+		b = append(b, "[running]")
+	}
+	if t.NeedsAttention {
+		b = append(b, "[needs attention]")
+	}
+	switch t.Status {
+	case consent.TabPaused:
+		b = append(b, "[paused]")
+	case consent.TabLoading:
+		b = append(b, "[loading]")
+	case consent.TabClosed:
+		b = append(b, "[closed]")
+	}
+	if t.Blocked || t.BlockedRequests > 0 {
+		b = append(b, "[blocked]")
+	}
+	return strings.Join(b, " ")
+}
+
+func tabText(t consent.TabState) string {
+	title := clean(t.Title)
+	if title == "" {
+		title = "(untitled)"
+	}
+	s := title
+	if t.URL != "" {
+		s += " — " + clean(t.URL)
+	}
+	return s
+}
+
+// lines returns the tree at width w and the index of the selected line (-1
+// when nothing is selected) so a short section can keep it in view.
+func (v inventory) lines(w int) (out []string, selected int) {
+	selected = -1
+	out = append(out, v.st.rule.Render(rule(fmt.Sprintf("Conversations (%d)", len(v.s.Conversations)), w, "─")))
+	if len(v.s.Conversations) == 0 {
+		out = append(out, trunc("  No conversations yet. Agents connect over MCP.", w))
+	}
+	items := navItems(v.s)
+	selIdx := navIndex(items, v.sel)
+	var selItem navItem
+	if selIdx >= 0 {
+		selItem = items[selIdx]
+	}
+	for _, c := range v.s.Conversations {
+		mark := "  "
+		if c.ID == v.sel.Conversation {
+			mark = "▸ "
+		}
+		var badges []string
+		if c.Running {
+			badges = append(badges, "[running]")
+		}
+		if c.NeedsAttention {
+			badges = append(badges, "[needs attention]")
+		}
+		if c.Paused {
+			badges = append(badges, "[paused]")
+		}
+		line := mark + convLabel(c) + " (" + clean(string(c.ID)) + ")"
+		if len(badges) > 0 {
+			line = trunc(line, max(0, w-width(strings.Join(badges, " "))-1)) + " " + strings.Join(badges, " ")
+		}
+		line = trunc(line, w)
+		if len(c.Tabs) == 0 && selIdx >= 0 && selItem.conv == c.ID {
+			selected = len(out)
+			line = v.st.selected.Render(padRight(line, w))
+		} else {
+			line = v.st.title.Render(line)
+		}
+		out = append(out, line)
+		for _, t := range c.Tabs {
+			isSel := selIdx >= 0 && selItem.conv == c.ID && selItem.tab == t.ID
+			out = append(out, v.tabLine(t, isSel, w))
+			if isSel {
+				selected = len(out) - 1
+				if v.details {
+					out = append(out, v.detailLines(c, t, w)...)
+				}
+			}
+		}
+	}
+	if len(v.s.OperatorTabs) > 0 {
+		out = append(out, v.st.rule.Render(rule(fmt.Sprintf("Operator tabs (%d, agents cannot touch)", len(v.s.OperatorTabs)), w, "─")))
+		for _, t := range v.s.OperatorTabs {
+			out = append(out, v.tabLine(t, false, w))
+		}
+	}
+	return out, selected
+}
+
+func (v inventory) tabLine(t consent.TabState, sel bool, w int) string {
+	mark := "    "
+	if sel {
+		mark = "  › "
+	}
+	head := mark + clean(string(t.ID))
+	if b := tabBadges(t); b != "" {
+		head += " " + b
+	}
+	line := trunc(head+"  "+tabText(t), w)
+	if sel {
+		return v.st.selected.Render(padRight(line, w))
+	}
+	if t.Blocked || t.NeedsAttention {
+		return v.st.warn.Render(line)
+	}
+	return line
+}
+
+func (v inventory) detailLines(c consent.ConversationState, t consent.TabState, w int) []string {
+	b := blockWriter{w: w - 6}
+	b.field("url", orDash(clean(t.URL)))
+	b.field("title", orDash(clean(t.Title)))
+	status := string(t.Status)
+	if t.Operation != "" {
+		status += " · running " + clean(t.Operation)
+	}
+	b.field("status", orDash(status))
+	if t.OpenerTabID != "" {
+		b.field("opened by", clean(string(t.OpenerTabID)))
+	}
+	if len(t.NavigationGrant) > 0 {
+		b.field("nav grants", clean(strings.Join(t.NavigationGrant, ", ")))
+	}
+	if len(c.Grants) > 0 {
+		b.field("grants", clean(strings.Join(c.Grants, ", ")))
+	}
+	if t.Blocked || t.BlockedRequests > 0 {
+		b.field("blocked", fmt.Sprintf("%d request(s). %s", t.BlockedRequests, blockedText))
+	}
+	out := make([]string, 0, len(b.lines))
+	for _, l := range b.lines {
+		out = append(out, trunc("      "+l, w))
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return s
+}
+
+// window cuts lines to h, keeping line keep (and the heading) in view.
+func window(lines []string, keep, h int) []string {
+	if len(lines) <= h {
+		return lines
+	}
+	if h <= 0 {
+		return nil
+	}
+	if keep < h {
+		return lines[:h]
+	}
+	// Keep the heading, then scroll so keep is the last visible line.
+	start := keep - (h - 1) + 1
+	return append([]string{lines[0]}, lines[start:keep+1]...)
+}

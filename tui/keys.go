@@ -1,0 +1,68 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap holds every binding of DESIGN §4. The footer and the help screen
+// render from it, so what is shown is what is bound.
+type keyMap struct {
+	Approve  key.Binding
+	Deny     key.Binding
+	TakeOver key.Binding
+	Resume   key.Binding
+	Cancel   key.Binding
+	Mint     key.Binding
+	NextConv key.Binding
+	PrevConv key.Binding
+	Down     key.Binding
+	Up       key.Binding
+	Details  key.Binding
+	ScrollDn key.Binding
+	ScrollUp key.Binding
+	PageDn   key.Binding
+	PageUp   key.Binding
+	Dismiss  key.Binding
+	Help     key.Binding
+	Quit     key.Binding
+	ForceQ   key.Binding
+	Yes      key.Binding
+}
+
+func defaultKeyMap() keyMap {
+	return keyMap{
+		Approve:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		Deny:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny")),
+		TakeOver: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "take over")),
+		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
+		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel op")),
+		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new token")),
+		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conversation")),
+		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conversation")),
+		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "next tab")),
+		Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "prev tab")),
+		Details:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		ScrollDn: key.NewBinding(key.WithKeys("j"), key.WithHelp("j", "scroll review down")),
+		ScrollUp: key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "scroll review up")),
+		PageDn:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page review down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page review up")),
+		Dismiss:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close token")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:     key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQ:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
+	}
+}
+
+// ShortHelp is the one-line footer.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.NextConv, k.Help, k.Quit}
+}
+
+// FullHelp is the `?` screen, one column per concern.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
+		{k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Dismiss},
+		{k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
+		{k.Help, k.Quit, k.ForceQ},
+	}
+}

@@ -1,0 +1,338 @@
+package tui
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// Messages. They carry values, never pointers into the model.
+type (
+	// stateChangedMsg carries a snapshot read after a Changes signal.
+	stateChangedMsg struct {
+		state  consent.State
+		closed bool // the engine closed the channel: stop listening
+	}
+	tickMsg      time.Time
+	flashDoneMsg struct{ seq int }
+)
+
+const (
+	flashTooEarly = "key ignored: review just appeared"
+	flashNoMinter = "agent tokens arrive with the MCP server"
+	quitPrompt    = "quit? live conversations will be cancelled (y/n)"
+	defaultWidth  = 80
+	defaultHeight = 24
+)
+
+// subscription is the engine's change feed, shared by copies of the model
+// (bubbletea passes models by value) and released once by Close.
+type subscription struct {
+	ch    <-chan struct{}
+	unsub func()
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (s *subscription) close() {
+	s.once.Do(func() {
+		close(s.stop)
+		if s.unsub != nil {
+			s.unsub()
+		}
+	})
+}
+
+// Model is the one root tea.Model of the operator's screen.
+type Model struct {
+	svc  Service
+	opts Options
+	keys keyMap
+	help help.Model
+	st   styles
+	sub  *subscription
+
+	state consent.State
+	// sel is the selection as the operator last moved it; the next snapshot
+	// (which includes the engine's answer to Select) overrides it.
+	sel consent.Selection
+	now time.Time
+
+	width, height int
+	showHelp      bool
+	details       bool
+	confirmQuit   bool
+	flash         string
+	flashSeq      int
+	token         *MintedToken
+
+	// vp scrolls the focused review's body; vpReview and vpWidth say what it
+	// was filled for, so a new review starts at the top.
+	vp       viewport.Model
+	vpReview string
+	vpWidth  int
+}
+
+// New builds the root model and subscribes to svc's changes. Call Close (Run
+// does) to release the subscription.
+func New(svc Service, opts Options) Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FlashFor <= 0 {
+		opts.FlashFor = defaultFlashFor
+	}
+	ch, unsub := svc.Changes()
+	h := help.New()
+	m := Model{
+		svc:    svc,
+		opts:   opts,
+		keys:   defaultKeyMap(),
+		help:   h,
+		st:     defaultStyles(),
+		sub:    &subscription{ch: ch, unsub: unsub, stop: make(chan struct{})},
+		width:  defaultWidth,
+		height: defaultHeight,
+		vp:     viewport.New(),
+	}
+	m.setState(svc.Snapshot())
+	m.now = opts.Now()
+	m.syncViewport()
+	return m
+}
+
+// Close releases the change subscription; the model must not be run after.
+func (m Model) Close() { m.sub.close() }
+
+// Init starts listening for changes and the once-a-second clock.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(m.waitForChange(), tick())
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// waitForChange blocks on one Changes signal and reads a snapshot; the
+// model applies it in Update.
+func (m Model) waitForChange() tea.Cmd {
+	sub, svc := m.sub, m.svc
+	if sub.ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case _, ok := <-sub.ch:
+			if !ok {
+				return stateChangedMsg{state: svc.Snapshot(), closed: true}
+			}
+			return stateChangedMsg{state: svc.Snapshot()}
+		case <-sub.stop:
+			return nil
+		}
+	}
+}
+
+func (m *Model) setState(s consent.State) {
+	m.state = s
+	m.sel = s.Selection
+}
+
+// Update routes every message; the only side effects are Service calls.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case stateChangedMsg:
+		m.setState(msg.state)
+		m.now = m.opts.Now()
+		if !msg.closed {
+			cmd = m.waitForChange()
+		}
+	case tickMsg:
+		m.now = m.opts.Now()
+		cmd = tick()
+	case flashDoneMsg:
+		if msg.seq == m.flashSeq {
+			m.flash = ""
+		}
+	case tea.KeyPressMsg:
+		cmd = m.handleKey(msg)
+	}
+	m.syncViewport()
+	return m, cmd
+}
+
+func (m *Model) setFlash(s string) tea.Cmd {
+	m.flashSeq++
+	m.flash = s
+	seq := m.flashSeq
+	return tea.Tick(m.opts.FlashFor, func(time.Time) tea.Msg { return flashDoneMsg{seq: seq} })
+}
+
+func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
+	keys := m.keys
+	if m.confirmQuit {
+		// Any answer but yes keeps the console running; no other key acts
+		// while the question is open, so a stray `a` cannot approve.
+		if key.Matches(k, keys.Yes, keys.ForceQ) {
+			for _, c := range m.state.Conversations {
+				_ = m.svc.Cancel(c.ID)
+			}
+			return tea.Quit
+		}
+		m.confirmQuit = false
+		return nil
+	}
+	switch {
+	case key.Matches(k, keys.Quit, keys.ForceQ):
+		if len(m.state.Conversations) == 0 {
+			return tea.Quit
+		}
+		m.confirmQuit = true
+		return nil
+	case key.Matches(k, keys.Approve):
+		return m.decide(true)
+	case key.Matches(k, keys.Deny):
+		return m.decide(false)
+	case key.Matches(k, keys.TakeOver):
+		return m.onConversation("take over", m.svc.TakeOver)
+	case key.Matches(k, keys.Resume):
+		return m.onConversation("resume", m.svc.Resume)
+	case key.Matches(k, keys.Cancel):
+		return m.onConversation("cancel", m.svc.Cancel)
+	case key.Matches(k, keys.Mint):
+		return m.mint()
+	case key.Matches(k, keys.NextConv):
+		m.moveConversation(1)
+	case key.Matches(k, keys.PrevConv):
+		m.moveConversation(-1)
+	case key.Matches(k, keys.Down):
+		m.moveTab(1)
+	case key.Matches(k, keys.Up):
+		m.moveTab(-1)
+	case key.Matches(k, keys.Details):
+		m.details = !m.details
+	case key.Matches(k, keys.ScrollDn):
+		m.vp.ScrollDown(1)
+	case key.Matches(k, keys.ScrollUp):
+		m.vp.ScrollUp(1)
+	case key.Matches(k, keys.PageDn):
+		m.vp.PageDown()
+	case key.Matches(k, keys.PageUp):
+		m.vp.PageUp()
+	case key.Matches(k, keys.Dismiss):
+		m.token = nil
+	case key.Matches(k, keys.Help):
+		m.showHelp = !m.showHelp
+	}
+	return nil
+}
+
+func (m *Model) decide(approve bool) tea.Cmd {
+	f := m.state.Focused
+	if f == nil {
+		return m.setFlash("no review on screen")
+	}
+	err := m.svc.Decide(f.ID, approve)
+	switch {
+	case err == nil && approve:
+		return m.setFlash("approved: " + clean(f.ApproveLabel))
+	case err == nil:
+		return m.setFlash("denied: " + clean(f.Title))
+	case errors.Is(err, consent.ErrTooEarly):
+		return m.setFlash(flashTooEarly)
+	case errors.Is(err, consent.ErrNoSuchReview):
+		return m.setFlash("that review was already resolved")
+	case errors.Is(err, consent.ErrNotShown):
+		return m.setFlash("that review is not on screen")
+	default:
+		return m.setFlash("decision failed: " + clean(err.Error()))
+	}
+}
+
+func (m *Model) onConversation(what string, fn func(consent.ConversationID) error) tea.Cmd {
+	conv := m.sel.Conversation
+	if conv == "" {
+		return m.setFlash("no conversation selected")
+	}
+	if err := fn(conv); err != nil {
+		return m.setFlash(what + " failed: " + clean(err.Error()))
+	}
+	return nil
+}
+
+func (m *Model) mint() tea.Cmd {
+	if m.opts.Minter == nil {
+		return m.setFlash(flashNoMinter)
+	}
+	tok, err := m.opts.Minter.MintToken()
+	if err != nil {
+		return m.setFlash("minting a token failed: " + clean(err.Error()))
+	}
+	m.token = &tok
+	return nil
+}
+
+func (m *Model) selectItem(it navItem) {
+	m.sel = consent.Selection{Conversation: it.conv, Tab: it.tab}
+	m.svc.Select(it.conv, it.tab)
+}
+
+// moveTab steps through every tab of every conversation, wrapping around.
+func (m *Model) moveTab(delta int) {
+	items := navItems(m.state)
+	if len(items) == 0 {
+		return
+	}
+	i := navIndex(items, m.sel)
+	if i < 0 {
+		i = 0
+		if delta < 0 {
+			i = len(items) - 1
+		}
+	} else {
+		i = (i + delta + len(items)) % len(items)
+	}
+	m.selectItem(items[i])
+}
+
+// moveConversation jumps to the next or previous conversation; the engine
+// picks its tab (the one with the oldest pending review first).
+func (m *Model) moveConversation(delta int) {
+	cs := m.state.Conversations
+	if len(cs) == 0 {
+		return
+	}
+	i := -1
+	for j, c := range cs {
+		if c.ID == m.sel.Conversation {
+			i = j
+		}
+	}
+	if i < 0 {
+		i = 0
+		if delta < 0 {
+			i = len(cs) - 1
+		}
+	} else {
+		i = (i + delta + len(cs)) % len(cs)
+	}
+	m.sel = consent.Selection{Conversation: cs[i].ID}
+	m.svc.Select(cs[i].ID, "")
+}
+
+// View renders the whole screen.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "tabwarden"
+	return v
+}

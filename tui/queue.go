@@ -1,0 +1,54 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// queue lists every pending review. Reviews other than the one on screen
+// wait for the operator to select their tab: they "need attention".
+type queue struct {
+	s  consent.State
+	st styles
+}
+
+func (q queue) lines(w int) []string {
+	out := []string{q.st.rule.Render(rule(fmt.Sprintf("Review queue (%d)", len(q.s.Queue)), w, "─"))}
+	if len(q.s.Queue) == 0 {
+		return append(out, "  No pending reviews.")
+	}
+	for _, r := range q.s.Queue {
+		mark, status := "  ", "needs attention"
+		if q.s.Focused != nil && q.s.Focused.ID == r.ID {
+			mark, status = "▶ ", "on screen"
+		}
+		conv := clean(r.ConversationName)
+		if conv == "" {
+			conv = clean(string(r.Conversation))
+		}
+		origin := clean(r.Origin)
+		head := mark + padRight(string(r.Kind), 10) + " " + padRight(status, 15) + " "
+		// The origin is never cut; the conversation name yields first.
+		room := w - width(head) - 2 - width(origin)
+		if room >= 4 {
+			out = append(out, q.style(head+trunc(conv, room)+"  "+origin, status))
+			continue
+		}
+		out = append(out, q.style(trunc(head+conv, w), status))
+		if fieldLabelWidth+1+width(origin) <= w {
+			out = append(out, strings.Repeat(" ", fieldLabelWidth+1)+origin)
+		} else {
+			out = append(out, originLines(&consent.Review{Origin: r.Origin}, w)[1:]...)
+		}
+	}
+	return out
+}
+
+func (q queue) style(line, status string) string {
+	if status == "needs attention" {
+		return q.st.warn.Render(line)
+	}
+	return line
+}

@@ -1,0 +1,149 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/viewport"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// reviewPanel is the focused review: everything the operator needs to answer
+// the gate with one key. Its chrome (title, conversation, origin,
+// consequence, keys) never scrolls; the "what will happen" body scrolls in
+// a viewport when it does not fit.
+type reviewPanel struct {
+	r        *consent.Review
+	tabLabel string
+	now      time.Time
+	st       styles
+}
+
+// originLines lays out the origin so it is never cut: on the label's line
+// when both fit, otherwise alone on its own line at column 0. Only an origin
+// wider than the whole terminal is broken, and then into full-width pieces
+// so not a character is lost.
+func originLines(r *consent.Review, w int) []string {
+	type entry struct{ label, origin string }
+	var es []entry
+	if r.OriginUnicode != "" && r.OriginUnicode != r.Origin {
+		es = []entry{{"origin", clean(r.OriginUnicode) + " (decoded)"}, {"raw", clean(r.Origin)}}
+	} else {
+		es = []entry{{"origin", clean(r.Origin)}}
+	}
+	var out []string
+	for _, e := range es {
+		if fieldLabelWidth+1+width(e.origin) <= w {
+			out = append(out, padRight(e.label, fieldLabelWidth)+" "+e.origin)
+			continue
+		}
+		out = append(out, e.label+" (in full on the next line):")
+		rest := []rune(e.origin)
+		for len(rest) > 0 {
+			n := min(len(rest), max(w, 1))
+			for n > 1 && width(string(rest[:n])) > w {
+				n--
+			}
+			out = append(out, string(rest[:n]))
+			rest = rest[n:]
+		}
+	}
+	return out
+}
+
+// originText is every origin string the panel shows, for layout decisions.
+func originWidth(r *consent.Review) int {
+	w := fieldLabelWidth + 1 + width(clean(r.Origin))
+	if r.OriginUnicode != "" && r.OriginUnicode != r.Origin {
+		w = max(w, fieldLabelWidth+1+width(clean(r.OriginUnicode)+" (decoded)"))
+	}
+	return w
+}
+
+func (p reviewPanel) title(w int) string {
+	t := clean(p.r.Title)
+	if t == "" {
+		t = "Review"
+	}
+	left := "══ " + t + " (" + string(p.r.Kind) + ") "
+	right := " " + remaining(p.r.Deadline, p.now) + " ══"
+	if width(left)+width(right) > w {
+		left = trunc(left, max(0, w-width(right)-1)) + " "
+	}
+	fill := max(0, w-width(left)-width(right))
+	return trunc(left+strings.Repeat("═", fill)+right, w)
+}
+
+// head is the fixed part above the body.
+func (p reviewPanel) head(w int) []string {
+	conv := clean(p.r.ConversationName)
+	if conv == "" {
+		conv = clean(string(p.r.Conversation))
+	}
+	tab := "tab " + p.tabLabel
+	convW := max(0, w-fieldLabelWidth-1-width(tab)-2)
+	first := trunc(padRight("from", fieldLabelWidth)+" "+trunc(conv, convW)+"  "+tab, w)
+	return append([]string{first}, originLines(p.r, w)...)
+}
+
+// tail is the fixed part below the body: consequence and keys.
+func (p reviewPanel) tail(w int, scroll string) []string {
+	var b blockWriter
+	b.w = w
+	cons := clean(p.r.Consequence)
+	if cons == "" {
+		cons = "(no consequence text)"
+	}
+	b.field("effect", cons)
+	label := clean(p.r.ApproveLabel)
+	if label == "" {
+		label = "approve"
+	}
+	keys := "a " + label + "  d deny"
+	if scroll != "" && width(keys)+2+width(scroll) <= w {
+		keys += strings.Repeat(" ", w-width(keys)-width(scroll)) + scroll
+	}
+	return append(b.lines, keys)
+}
+
+// chromeHeight is the number of lines the panel needs besides its body.
+func (p reviewPanel) chromeHeight(w int) int {
+	return 1 + len(p.head(w)) + len(p.tail(w, ""))
+}
+
+// Render draws the panel in exactly h lines of width w, with vp holding the
+// body already sized to w × (h - chrome).
+func (p reviewPanel) Render(w, h int, vp *viewport.Model) []string {
+	st := p.st
+	out := []string{st.review.Render(p.title(w))}
+	for i, l := range p.head(w) {
+		if i == 0 {
+			out = append(out, l)
+			continue
+		}
+		out = append(out, st.origin.Render(l))
+	}
+	scroll := ""
+	if vp != nil && vp.TotalLineCount() > vp.Height() {
+		first := vp.YOffset() + 1
+		last := min(vp.YOffset()+vp.Height(), vp.TotalLineCount())
+		scroll = fmt.Sprintf("lines %d-%d of %d · j/k pgup/pgdn", first, last, vp.TotalLineCount())
+	}
+	tail := p.tail(w, scroll)
+	bodyH := h - len(out) - len(tail)
+	if bodyH > 0 {
+		var body []string
+		if vp != nil {
+			body = strings.Split(vp.View(), "\n")
+		}
+		out = append(out, fitLines(body, w, bodyH)...)
+	}
+	for i, l := range tail {
+		if i == len(tail)-1 {
+			l = st.keys.Render(l)
+		}
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// Service is the slice of the consent engine the TUI consumes.
+// *consent.Engine satisfies it.
+type Service interface {
+	Snapshot() consent.State
+	// Changes signals after any state change; signals coalesce.
+	Changes() (<-chan struct{}, func())
+	// Decide resolves the focused review; consent.ErrTooEarly means the
+	// key-ahead guard fired and nothing was decided.
+	Decide(reviewID string, approve bool) error
+	Select(conv consent.ConversationID, tab consent.TabID)
+	TakeOver(conv consent.ConversationID) error
+	Resume(conv consent.ConversationID) error
+	Cancel(conv consent.ConversationID) error
+}
+
+var _ Service = (*consent.Engine)(nil)
+
+// MintedToken is a new agent token as the operator sees it: its name and a
+// ready-to-paste MCP client configuration (which contains the secret).
+type MintedToken struct {
+	Name   string
+	Config string
+}
+
+// TokenMinter mints agent tokens for the `n` key. It is optional: the MCP
+// server provides it.
+type TokenMinter interface {
+	MintToken() (MintedToken, error)
+}
+
+// Options configures the TUI. The zero value is usable.
+type Options struct {
+	// Version is shown in the header; empty shows nothing.
+	Version string
+	// Now is the clock for remaining-time text. Nil: time.Now. Tests fix it
+	// so renders are stable.
+	Now func() time.Time
+	// Minter mints agent tokens for `n`. Nil: `n` explains that tokens
+	// arrive with the MCP server.
+	Minter TokenMinter
+	// ActivityLines caps the activity log section; 0 means as many as fit.
+	ActivityLines int
+	// FlashFor is how long a flash message stays. Zero: 2 s.
+	FlashFor time.Duration
+}
+
+const defaultFlashFor = 2 * time.Second

@@ -1,0 +1,164 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// clean makes site-derived text safe for the terminal: control characters
+// (ESC included, so no escape sequence survives) and bidirectional
+// overrides (which could visually reorder an origin) become U+FFFD; tabs
+// and newlines become spaces for one-line fields.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case isUnsafeRune(r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// cleanBlock is clean for multi-line text: newlines survive.
+func cleanBlock(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case isUnsafeRune(r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func isUnsafeRune(r rune) bool {
+	if unicode.IsControl(r) {
+		return true
+	}
+	switch {
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+		return true
+	}
+	return false
+}
+
+// width is the display width of s in cells.
+func width(s string) int { return ansi.StringWidth(s) }
+
+// trunc cuts s to at most w cells, marking the cut with "…".
+func trunc(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// padRight pads s with spaces to exactly w cells (truncating if longer).
+func padRight(s string, w int) string {
+	s = trunc(s, w)
+	if n := w - width(s); n > 0 {
+		s += strings.Repeat(" ", n)
+	}
+	return s
+}
+
+// wrap word-wraps s to w cells and hard-breaks words longer than w.
+func wrap(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+}
+
+// humanBytes renders n as "1.2 MiB (1,258,291 bytes)".
+func humanBytes(n int64) string {
+	return fmt.Sprintf("%s (%s bytes)", shortBytes(n), groupDigits(n))
+}
+
+func shortBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprintf("%d", n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// remaining renders the time left before deadline, rounded up to whole
+// seconds so "0s" only shows once the review has actually expired.
+func remaining(deadline, now time.Time) string {
+	if deadline.IsZero() {
+		return "waiting to be shown"
+	}
+	d := deadline.Sub(now)
+	if d <= 0 {
+		return "expired"
+	}
+	secs := int((d + time.Second - 1) / time.Second)
+	if secs >= 60 {
+		return fmt.Sprintf("%dm%02ds left", secs/60, secs%60)
+	}
+	return fmt.Sprintf("%ds left", secs)
+}
+
+// fitLines cuts or pads a block to exactly h lines, each cut to w cells.
+func fitLines(lines []string, w, h int) []string {
+	out := make([]string, 0, h)
+	for i := 0; i < h; i++ {
+		if i < len(lines) {
+			out = append(out, trunc(lines[i], w))
+		} else {
+			out = append(out, "")
+		}
+	}
+	return out
+}
+
+// rule draws a section heading "── title ───…" exactly w cells wide.
+func rule(title string, w int, ch string) string {
+	if w <= 0 {
+		return ""
+	}
+	head := ch + ch + " "
+	if title == "" {
+		return strings.Repeat(ch, w)
+	}
+	s := head + trunc(title, max(0, w-len([]rune(head))-1)) + " "
+	if n := w - width(s); n > 0 {
+		s += strings.Repeat(ch, n)
+	}
+	return trunc(s, w)
+}
+
+func splitLines(s string) []string { return strings.Split(s, "\n") }
