@@ -155,7 +155,7 @@ func (p *Policy) Decide(rawURL, method string, hasBody, isWebSocket bool) Decisi
 // never from a server: nothing can be fetched from or sent to a site.
 func staysInBrowser(rawURL string) bool {
 	u := strings.ToLower(strings.TrimSpace(rawURL))
-	if u == "about:blank" || u == "about:srcdoc" {
+	if doc, _, _ := strings.Cut(u, "#"); doc == "about:blank" || doc == "about:srcdoc" {
 		return true
 	}
 	return strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:")

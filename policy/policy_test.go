@@ -106,6 +106,7 @@ func TestDecide(t *testing.T) {
 		{"chrome URL under a list", origins, req{"chrome://settings", "GET", false, false}, website},
 		{"unparseable URL under a list", origins, req{"https://a.example:99999/", "GET", false, false}, website},
 		{"about:blank under a list", nothing, req{"about:blank", "GET", false, false}, ok},
+		{"about:blank#frag under a list", nothing, req{"about:blank#top", "GET", false, false}, ok},
 		{"about:srcdoc under a list", nothing, req{"about:srcdoc", "GET", false, false}, ok},
 		{"other about: under a list", nothing, req{"about:version", "GET", false, false}, website},
 		{"data: under a list", nothing, req{"data:text/html,<p>hi", "GET", false, false}, ok},
