@@ -48,6 +48,9 @@ type FileLog struct {
 	path   string
 	f      *os.File
 	closed bool
+	// regular is false for a device or pipe, which is written but not
+	// fsynced.
+	regular bool
 	// torn is set when a write may have left a partial line; the next
 	// write starts with a newline so the torn fragment stays on its own
 	// line and the new record stays parseable.
@@ -149,10 +152,20 @@ func (l *FileLog) openFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("audit: open %s: %w", path, err)
 	}
-	torn, err := endsTorn(f)
+	st, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("audit: open %s: %w", path, err)
+	}
+	// --audit /dev/stderr or a pipe: nothing to repair or fsync there
+	// (fsync would fail with EINVAL and with it every decision).
+	regular := st.Mode().IsRegular()
+	torn := false
+	if regular {
+		if torn, err = endsTorn(f, st.Size()); err != nil {
+			f.Close()
+			return fmt.Errorf("audit: open %s: %w", path, err)
+		}
 	}
 	if created {
 		// The new directory entry must be durable too, or a crash could
@@ -165,24 +178,21 @@ func (l *FileLog) openFile(path string) error {
 	if l.f != nil {
 		l.f.Close()
 	}
-	l.f, l.path, l.torn = f, path, torn
+	l.f, l.path, l.torn, l.regular = f, path, torn, regular
 	if l.openHit != nil {
 		l.openHit(path)
 	}
 	return nil
 }
 
-// endsTorn reports whether f is non-empty and does not end in a newline.
-func endsTorn(f *os.File) (bool, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if st.Size() == 0 {
+// endsTorn reports whether f (of size bytes) is non-empty and does not end
+// in a newline.
+func endsTorn(f *os.File, size int64) (bool, error) {
+	if size == 0 {
 		return false, nil
 	}
 	var b [1]byte
-	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil && err != io.EOF {
+	if _, err := f.ReadAt(b[:], size-1); err != nil && err != io.EOF {
 		return false, err
 	}
 	return b[0] != '\n', nil
@@ -197,7 +207,8 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Write appends rec as one JSON line and fsyncs the file before returning.
+// Write appends rec as one JSON line and fsyncs the file before returning
+// (a device or pipe given as the path is written but cannot be fsynced).
 // A zero rec.Time is stamped with the current time. Any error means the
 // record may not be durable; the caller must not dispatch what it allows.
 func (l *FileLog) Write(rec Record) error {
@@ -233,6 +244,9 @@ func (l *FileLog) Write(rec Record) error {
 		return fmt.Errorf("audit: write %s: %w", l.path, err)
 	}
 	l.torn = false
+	if !l.regular {
+		return nil
+	}
 	if err := l.sync(l.f); err != nil {
 		return fmt.Errorf("audit: fsync %s: %w", l.path, err)
 	}

@@ -341,3 +341,15 @@ func TestDefaultPath(t *testing.T) {
 		t.Errorf("DefaultPath(local) = %s", got)
 	}
 }
+
+func TestFileLogOnDeviceSkipsFsync(t *testing.T) {
+	l, err := Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.sync = func(*os.File) error { return errors.New("fsync of a device") }
+	if err := l.Write(sampleRecord(0)); err != nil {
+		t.Fatalf("writing to %s: %v", os.DevNull, err)
+	}
+}

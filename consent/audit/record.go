@@ -1,11 +1,25 @@
 // Package audit is the append-only JSONL audit log of DESIGN §9.
 //
 // Invariants: a record never holds page text, typed text, site-tool results
-// or input values — only sizes, sha256 digests and a redacted input summary.
-// Write returns only after the record is on disk (written and fsynced), so a
+// or input values — only sizes, sha256 digests (Digest) and a redacted input
+// summary (Summarize, which shows keys and types and never a value). Write
+// returns only after the record is on disk (written and fsynced), so a
 // decision is durable before the action it allows is dispatched. Records are
-// never dropped: a write failure is returned to the caller, which must fail
-// the operation closed.
+// never dropped and never coalesced: a write failure is returned to the
+// caller, which must fail the operation closed.
+//
+// Files: Open(path) is for an explicit --audit FILE and writes that one file
+// for the life of the process. Without --audit the console should use
+// OpenDaily(DefaultDir()), which files each record under the local date of
+// its own Time ($XDG_STATE_HOME/tabwarden/audit-YYYY-MM-DD.jsonl), so an
+// operator looking for today's file finds today's records in it even when
+// the console was started yesterday. Files are created 0600 in 0700
+// directories and only ever appended to; a torn last line left by a crash is
+// fenced off by a newline before the next record.
+//
+// Reading: Read and ReadFile return every parseable record and report torn
+// or bad lines without failing the rest; RenderTable prints them for
+// `tabwarden audit`. Memory is a Sink for tests of other packages.
 package audit
 
 import "time"
