@@ -129,8 +129,8 @@ func DefaultPath(now time.Time) string {
 
 func dayFile(day string) string { return "audit-" + day + ".jsonl" }
 
-// Path is the file the next record dated now would go to (in daily mode,
-// the file of the last record written or of the day the log was opened).
+// Path is the file records go to; in daily mode, the file of the last
+// record written (before any write, today's file at open).
 func (l *FileLog) Path() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
