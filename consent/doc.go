@@ -24,7 +24,9 @@
 //     ("Allow for this session"); approving it covers navigation, reading and
 //     every action, plan, upload and site-tool call of the conversation.
 //
-// Disclosure asks in every profile: results may carry secrets. Origins are
+// Disclosure asks in every profile: results may carry secrets. A denied
+// disclosure fails result_withheld, an unanswered one disclosure_timeout;
+// the result lives only in the review and is dropped when it resolves. Origins are
 // compared exactly after lower-casing scheme and host and dropping the
 // scheme's default port, so another port or scheme is another origin.
 // Grants live in memory only.
@@ -52,6 +54,16 @@
 //     site-tool results: only sizes and sha256 digests.
 //   - Operator tabs (no conversation) are never touchable by agents.
 //
+// # Selection
+//
+// A tab is visible iff it is the selected tab of the selected conversation.
+// The first conversation added is selected; when the selected conversation
+// has no selected tab, the first tab put into it is selected. Select(conv,
+// "") picks the tab with the conversation's oldest pending review, else its
+// first tab; Select("", tab) selects an operator tab (nothing is ever
+// reviewed there). FocusTab moves only within the selected conversation.
+// Every change of the selected tab is sent to listeners as EventSelect.
+//
 // # Time
 //
 // An op has a budget of OpDeadline that does not run while one of its
@@ -73,7 +85,8 @@
 //     delivered by one dispatch goroutine per engine, outside the lock, to
 //     listeners in registration order. Decide and Ask never wait for
 //     listeners. A listener must not block; it may call the engine.
-//   - Audit: synchronous, under the engine lock, never dropped.
+//   - Audit: synchronous, under the engine lock, never dropped; so an
+//     audit.Sink must not call back into the engine.
 //   - Close delivers the events already queued, stops the dispatcher and all
 //     timers, cancels running ops and pending reviews; no goroutine of the
 //     engine outlives it.

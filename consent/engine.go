@@ -44,6 +44,14 @@ type Engine struct {
 // New returns an Engine with cfg applied.
 func New(cfg Config) *Engine { return newEngine(cfg) }
 
+// Close ends the engine: running ops are cancelled and pending reviews
+// resolve canceled, timers stop, events already queued are delivered and
+// the dispatch goroutine exits before Close returns, so no goroutine of the
+// engine outlives it. Later calls to Begin and Ask fail canceled. Close is
+// idempotent; it must not be called from a listener (it waits for the
+// dispatcher that runs listeners).
+func (e *Engine) Close() { e.close() }
+
 // Profile returns the effective profile (after the policy floor).
 func (e *Engine) Profile() Profile { return e.profile() }
 

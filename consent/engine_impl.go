@@ -87,12 +87,6 @@ func newEngine(cfg Config) *Engine {
 	return e
 }
 
-// Close ends the engine: running ops are cancelled and pending reviews
-// resolve canceled, timers stop, events already queued are delivered and
-// the dispatch goroutine exits before Close returns. Later calls to Begin
-// and Ask fail canceled. Close is idempotent.
-func (e *Engine) Close() { e.close() }
-
 func (e *impl) close() {
 	e.mu.Lock()
 	if !e.closed {

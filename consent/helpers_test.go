@@ -10,16 +10,23 @@ import (
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
+// Short durations for the rules under test. Tests that are not about a
+// timeout use the long ones, so a loaded machine cannot fire a timer the
+// test did not mean to fire.
 const (
-	tDelay   = 30 * time.Millisecond
-	tOp      = 300 * time.Millisecond
-	tTimeout = 400 * time.Millisecond
+	tDelay     = 30 * time.Millisecond
+	tOp        = 300 * time.Millisecond
+	tTimeout   = 400 * time.Millisecond
+	tGuard     = DefaultReviewDelay // tests that must hit the guard before it passes
+	longOp     = 20 * time.Second
+	longReview = 20 * time.Second
 	// waitLimit bounds every wait so a broken engine fails instead of hanging.
-	waitLimit = 5 * time.Second
+	waitLimit = 10 * time.Second
 )
 
 type harness struct {
 	t   *testing.T
+	cfg Config
 	e   *Engine
 	mem *audit.Memory
 	ch  <-chan struct{}
@@ -31,10 +38,10 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		cfg.ReviewDelay = tDelay
 	}
 	if cfg.ReviewTimeout == 0 {
-		cfg.ReviewTimeout = tTimeout
+		cfg.ReviewTimeout = longReview
 	}
 	if cfg.OpDeadline == 0 {
-		cfg.OpDeadline = tOp
+		cfg.OpDeadline = longOp
 	}
 	mem := &audit.Memory{}
 	if cfg.Audit == nil {
@@ -43,7 +50,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	e := New(cfg)
 	ch, unsub := e.Changes()
 	t.Cleanup(func() { unsub(); e.Close() })
-	return &harness{t: t, e: e, mem: mem, ch: ch}
+	return &harness{t: t, cfg: cfg, e: e, mem: mem, ch: ch}
 }
 
 // std registers conversation c1 with tabs t1 (selected) and t2, and
@@ -93,7 +100,7 @@ func (h *harness) queued(n int) State {
 // behaviour under test) and decides.
 func (h *harness) decide(r Review, approve bool) {
 	h.t.Helper()
-	time.Sleep(time.Until(r.ShownAt.Add(tDelay + 5*time.Millisecond)))
+	time.Sleep(time.Until(r.ShownAt.Add(h.cfg.ReviewDelay + 5*time.Millisecond)))
 	if err := h.e.Decide(r.ID, approve); err != nil {
 		h.t.Fatalf("Decide(%s): %v", r.ID, err)
 	}

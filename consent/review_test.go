@@ -101,7 +101,7 @@ func TestOwnershipChecks(t *testing.T) {
 }
 
 func TestSelectionAndVisibility(t *testing.T) {
-	h := newHarness(t, Config{})
+	h := newHarness(t, Config{ReviewTimeout: 3 * time.Second})
 	ev, stop := listenAll(h.e)
 	defer stop()
 	h.std()
@@ -137,7 +137,7 @@ func TestSelectionAndVisibility(t *testing.T) {
 	e.PutTab(TabInfo{ID: "t4", Conversation: "c2"})
 	e.Select("c2", "") // picks t3, the tab with the oldest review, not first-created t3/t4 order alone
 	r := h.focused("t3")
-	if r.ShownAt.IsZero() || r.Deadline.Sub(r.ShownAt) != tTimeout {
+	if r.ShownAt.IsZero() || r.Deadline.Sub(r.ShownAt) != 3*time.Second {
 		t.Fatalf("shown review timing: %+v", r)
 	}
 	h.decide(r, true)
@@ -174,10 +174,10 @@ func TestSelectionAndVisibility(t *testing.T) {
 }
 
 func TestReviewLeavesScreenAndGuardRestarts(t *testing.T) {
-	h := newHarness(t, Config{}).std()
+	h := newHarness(t, Config{ReviewDelay: tGuard}).std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	r := h.focused("t1")
-	time.Sleep(tDelay + 10*time.Millisecond) // let the guard pass once
+	time.Sleep(tGuard + 10*time.Millisecond) // let the guard pass once
 	h.e.Select("c2", "")
 	st := h.until("review back in queue", func(s State) bool { return s.Focused == nil })
 	if !st.Queue[0].ShownAt.IsZero() || !st.Queue[0].Deadline.IsZero() {
@@ -204,7 +204,7 @@ func TestReviewLeavesScreenAndGuardRestarts(t *testing.T) {
 }
 
 func TestKeyAheadGuard(t *testing.T) {
-	h := newHarness(t, Config{}).std()
+	h := newHarness(t, Config{ReviewDelay: tGuard}).std()
 	ev, stop := listenAll(h.e)
 	defer stop()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
@@ -239,7 +239,7 @@ func TestKeyAheadGuard(t *testing.T) {
 }
 
 func TestFocusedReviewTimesOut(t *testing.T) {
-	h := newHarness(t, Config{}).std()
+	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	h.focused("t1")
 	wantCode(t, result(t, ch), CodeTimeout)
@@ -256,7 +256,7 @@ func TestFocusedReviewTimesOut(t *testing.T) {
 }
 
 func TestHeldRequestWithoutOpNeedsAttention(t *testing.T) {
-	h := newHarness(t, Config{}).std()
+	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	// A popup's first request, held by the hook: no op on t2, t2 not visible.
 	ch := ask(h.e, context.Background(), nav("c1", "t2", "https://popup.test"))
 	ce := wantCode(t, result(t, ch), CodeNeedsAttention)
@@ -269,7 +269,7 @@ func TestHeldRequestWithoutOpNeedsAttention(t *testing.T) {
 }
 
 func TestOpDeadlineExcludesFocusedWait(t *testing.T) {
-	h := newHarness(t, Config{OpDeadline: 150 * time.Millisecond, ReviewTimeout: 2 * time.Second}).std()
+	h := newHarness(t, Config{OpDeadline: 250 * time.Millisecond}).std()
 	op, err := h.e.Begin(context.Background(), "c1", "t1", "navigate")
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestOpDeadlineExcludesFocusedWait(t *testing.T) {
 	defer op.End()
 	ch := ask(h.e, op.Context(), nav("c1", "t1", "https://a.test"))
 	r := h.focused("t1")
-	time.Sleep(400 * time.Millisecond) // the operator reads the panel: longer than the op budget
+	time.Sleep(600 * time.Millisecond) // the operator reads the panel: longer than the op budget
 	if err := h.e.Decide(r.ID, true); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestOpDeadlineExcludesFocusedWait(t *testing.T) {
 }
 
 func TestOpDeadlineCountsQueuedWait(t *testing.T) {
-	h := newHarness(t, Config{OpDeadline: 150 * time.Millisecond, ReviewTimeout: 10 * time.Second}).std()
+	h := newHarness(t, Config{OpDeadline: tOp}).std()
 	op, err := h.e.Begin(context.Background(), "c1", "t2", "navigate")
 	if err != nil {
 		t.Fatal(err)
@@ -579,7 +579,7 @@ func TestRevocationDuringRecheckWins(t *testing.T) {
 }
 
 func TestRevocationRacesApproval(t *testing.T) {
-	h := newHarness(t, Config{ReviewDelay: time.Millisecond, ReviewTimeout: 10 * time.Second}).std()
+	h := newHarness(t, Config{ReviewDelay: time.Millisecond}).std()
 	e := h.e
 	for i := 0; i < 200; i++ {
 		var tookOver sync.WaitGroup
@@ -627,7 +627,7 @@ func TestFirstDecisionWins(t *testing.T) {
 	h := newHarness(t, Config{}).std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	r := h.focused("t1")
-	time.Sleep(time.Until(r.ShownAt.Add(tDelay + 5*time.Millisecond)))
+	time.Sleep(time.Until(r.ShownAt.Add(h.cfg.ReviewDelay + 5*time.Millisecond)))
 	const n = 16
 	errs := make(chan error, n)
 	var start sync.WaitGroup

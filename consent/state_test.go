@@ -2,6 +2,7 @@ package consent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
@@ -9,7 +10,7 @@ import (
 )
 
 func TestListenerOrderAndNoDrops(t *testing.T) {
-	h := newHarness(t, Config{})
+	h := newHarness(t, Config{ReviewDelay: tGuard})
 	ev, stop := listenAll(h.e)
 	defer stop()
 	// A listener that blocks must not block the engine: Decide and Ask still
@@ -20,7 +21,9 @@ func TestListenerOrderAndNoDrops(t *testing.T) {
 	h.std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	r := h.focused("t1")
-	_ = h.e.Decide(r.ID, true) // too early
+	if err := h.e.Decide(r.ID, true); !errors.Is(err, ErrTooEarly) {
+		t.Fatalf("early key: %v", err)
+	}
 	h.decide(r, true)
 	if err := result(t, ch); err != nil {
 		t.Fatal(err)
