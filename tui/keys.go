@@ -33,17 +33,17 @@ func defaultKeyMap() keyMap {
 		Deny:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny")),
 		TakeOver: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "take over")),
 		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
-		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel op")),
-		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new token")),
-		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conversation")),
-		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conversation")),
+		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel")),
+		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "token")),
+		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conv")),
+		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conv")),
 		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "next tab")),
 		Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "prev tab")),
 		Details:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
-		ScrollDn: key.NewBinding(key.WithKeys("j"), key.WithHelp("j", "scroll review down")),
-		ScrollUp: key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "scroll review up")),
-		PageDn:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page review down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page review up")),
+		ScrollDn: key.NewBinding(key.WithKeys("j"), key.WithHelp("j", "scroll down")),
+		ScrollUp: key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "scroll up")),
+		PageDn:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
 		Dismiss:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close token")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -54,7 +54,7 @@ func defaultKeyMap() keyMap {
 
 // ShortHelp is the one-line footer.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.NextConv, k.Help, k.Quit}
+	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Help, k.Quit, k.NextConv, k.Details}
 }
 
 // FullHelp is the `?` screen, one column per concern.

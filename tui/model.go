@@ -90,6 +90,8 @@ func New(svc Service, opts Options) Model {
 	}
 	ch, unsub := svc.Changes()
 	h := help.New()
+	// Two spaces keep the whole short help within 80 columns.
+	h.ShortSeparator = "  "
 	m := Model{
 		svc:    svc,
 		opts:   opts,

@@ -1,7 +1,10 @@
 package tui
 
 import (
+	"flag"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -9,27 +12,145 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// renderState renders s at w×h as plain text.
-func renderState(s consent.State, w, h int, keys ...tea.Msg) string {
-	m := New(newFake(s), Options{Version: "v0.1.0", Now: fixedClock})
-	var tm tea.Model = m
-	tm, _ = tm.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	for _, k := range keys {
-		tm, _ = tm.Update(k)
+// Key presses as the terminal would deliver them.
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	}
-	return ansi.Strip(tm.(Model).View().Content)
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+// plain is the screen as text: styling stripped, trailing blanks trimmed,
+// so golden diffs read like the terminal.
+func plain(content string) string {
+	lines := strings.Split(ansi.Strip(content), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func newTestModel(s consent.State, w, h int) (Model, *fakeService) {
+	f := newFake(s)
+	m := New(f, Options{Version: "v0.1.0", Now: fixedClock})
+	m = step(m, tea.WindowSizeMsg{Width: w, Height: h})
+	return m, f
+}
+
+func step(m Model, msg tea.Msg) Model {
+	tm, _ := m.Update(msg)
+	return tm.(Model)
+}
+
+// renderState renders s at w×h after the given messages.
+func renderState(s consent.State, w, h int, msgs ...tea.Msg) (raw string) {
+	m, _ := newTestModel(s, w, h)
+	for _, msg := range msgs {
+		m = step(m, msg)
+	}
+	return m.View().Content
+}
+
+type goldenCase struct {
+	state consent.State
+	msgs  []tea.Msg
+}
+
+func goldenCases() map[string]goldenCase {
+	cases := map[string]goldenCase{}
+	for name, s := range panelCases() {
+		cases[name] = goldenCase{state: s}
+	}
+	cases["disclosure_scrolled"] = goldenCase{state: panelCases()["disclosure"], msgs: []tea.Msg{press("pgdown"), press("j"), press("j")}}
+	cases["takeover"] = goldenCase{state: pausedState()}
+	cases["help"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("?")}}
+	cases["empty"] = goldenCase{state: consent.State{Profile: consent.ProfileStrict, Info: consent.Info{Browser: "Chromium 131 headed", Endpoint: "http://127.0.0.1:8765/mcp", Policy: "none"}}}
+	cases["queue"] = goldenCase{state: queueState()}
+	cases["details"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("down"), press("enter")}}
+	cases["quit_prompt"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("q")}}
+	return cases
+}
+
+var goldenSizes = [][2]int{{80, 24}, {160, 48}}
+
+// update is teatest's golden flag (registered by x/exp/golden, which
+// teatest imports); defining our own would collide.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func requireGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -run TestGolden -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestGoldenScreens(t *testing.T) {
+	for name, c := range goldenCases() {
+		for _, sz := range goldenSizes {
+			w, h := sz[0], sz[1]
+			t.Run(name+"_"+itoa(w)+"x"+itoa(h), func(t *testing.T) {
+				raw := renderState(c.state, w, h, c.msgs...)
+				lines := strings.Split(ansi.Strip(raw), "\n")
+				if len(lines) != h {
+					t.Errorf("screen has %d lines, want exactly %d", len(lines), h)
+				}
+				for i, l := range lines {
+					if lw := ansi.StringWidth(l); lw > w {
+						t.Errorf("line %d is %d cells wide (> %d): %q", i+1, lw, w, l)
+					}
+				}
+				// The profile is always on screen.
+				if !strings.Contains(lines[0], "consent: "+strings.ToUpper(string(c.state.Profile))) {
+					t.Errorf("header does not show the consent profile: %q", lines[0])
+				}
+				requireGolden(t, name+"_"+itoa(w)+"x"+itoa(h), plain(raw))
+			})
+		}
+	}
 }
 
 func TestDump(t *testing.T) {
-	if os.Getenv("TUI_DUMP") == "" {
-		t.Skip()
+	name := os.Getenv("TUI_DUMP")
+	if name == "" {
+		t.Skip("set TUI_DUMP=<case>|all to print screens")
 	}
-	for name, s := range panelCases() {
-		if name != os.Getenv("TUI_DUMP") && os.Getenv("TUI_DUMP") != "all" {
+	for n, c := range goldenCases() {
+		if n != name && name != "all" {
 			continue
 		}
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
-			t.Logf("== %s %dx%d\n%s", name, sz[0], sz[1], renderState(s, sz[0], sz[1]))
+		for _, sz := range goldenSizes {
+			t.Logf("== %s %dx%d\n%s", n, sz[0], sz[1], plain(renderState(c.state, sz[0], sz[1], c.msgs...)))
 		}
 	}
 }

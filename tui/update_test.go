@@ -1,0 +1,371 @@
+package tui
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+func screen(m Model) string { return ansi.Strip(m.View().Content) }
+
+func keys(m Model, ks ...string) (Model, tea.Cmd) {
+	var cmd tea.Cmd
+	for _, k := range ks {
+		var tm tea.Model
+		tm, cmd = m.Update(press(k))
+		m = tm.(Model)
+	}
+	return m, cmd
+}
+
+func isQuit(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
+func drainDecided(f *fakeService) {
+	for {
+		select {
+		case <-f.decided:
+		default:
+			return
+		}
+	}
+}
+
+func TestApproveAndDenyDecideTheFocusedReview(t *testing.T) {
+	m, f := newTestModel(panelCases()["upload"], 80, 24)
+	m, _ = keys(m, "a")
+	m, _ = keys(m, "d")
+	drainDecided(f)
+	want := []string{"decide r-upload approve", "decide r-upload deny"}
+	if got := f.Calls(); !slices.Equal(got, want) {
+		t.Fatalf("calls = %v, want %v", got, want)
+	}
+	if !strings.Contains(screen(m), "denied") {
+		t.Errorf("no feedback after deny:\n%s", screen(m))
+	}
+}
+
+func TestTooEarlyFlashesAndDecidesNothingElse(t *testing.T) {
+	m, f := newTestModel(panelCases()["navigation"], 80, 24)
+	f.decideFn = func(string, bool) error { return consent.ErrTooEarly }
+	m, cmd := keys(m, "a")
+	drainDecided(f)
+	if !strings.Contains(screen(m), "key ignored: review just appeared") {
+		t.Fatalf("no key-ignored flash:\n%s", screen(m))
+	}
+	if cmd == nil {
+		t.Fatal("the flash has no expiry command")
+	}
+	// The flash expires with its own message, not a newer flash's.
+	m2 := step(m, flashDoneMsg{seq: m.flashSeq - 1})
+	if !strings.Contains(screen(m2), "key ignored") {
+		t.Error("a stale expiry cleared the current flash")
+	}
+	m3 := step(m, cmd())
+	if strings.Contains(screen(m3), "key ignored") {
+		t.Error("the flash did not expire")
+	}
+	if got := f.Calls(); len(got) != 1 {
+		t.Errorf("calls = %v, want one decide", got)
+	}
+}
+
+func TestDecideErrorsAreShown(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{consent.ErrNoSuchReview, "already resolved"},
+		{consent.ErrNotShown, "not on screen"},
+		{errors.New("boom"), "decision failed: boom"},
+	} {
+		m, f := newTestModel(panelCases()["read"], 80, 24)
+		f.decideFn = func(string, bool) error { return tc.err }
+		m, _ = keys(m, "d")
+		drainDecided(f)
+		if !strings.Contains(screen(m), tc.want) {
+			t.Errorf("%v: screen lacks %q", tc.err, tc.want)
+		}
+	}
+}
+
+func TestApproveWithoutReviewCallsNothing(t *testing.T) {
+	m, f := newTestModel(baseState(), 80, 24)
+	m, _ = keys(m, "a", "d")
+	if got := f.Calls(); len(got) != 0 {
+		t.Errorf("calls = %v, want none", got)
+	}
+	if !strings.Contains(screen(m), "no review on screen") {
+		t.Error("no explanation for a without a review")
+	}
+}
+
+func TestConversationControlsUseSelection(t *testing.T) {
+	m, f := newTestModel(baseState(), 80, 24)
+	keys(m, "t", "r", "x")
+	want := []string{"takeover c1a2", "resume c1a2", "cancel c1a2"}
+	if got := f.Calls(); !slices.Equal(got, want) {
+		t.Fatalf("calls = %v, want %v", got, want)
+	}
+}
+
+func TestMovingSelectionCallsSelect(t *testing.T) {
+	m, f := newTestModel(baseState(), 80, 24)
+	m, _ = keys(m, "down", "down", "down", "up")
+	m, _ = keys(m, "tab", "tab", "shift+tab")
+	want := []string{
+		"select c1a2 t2", "select c3d4 t3", "select c1a2 t1", "select c3d4 t3",
+		"select c1a2 ", "select c3d4 ", "select c1a2 ",
+	}
+	if got := f.Calls(); !slices.Equal(got, want) {
+		t.Fatalf("calls =\n%v\nwant\n%v", got, want)
+	}
+	// A snapshot is the truth: it replaces the optimistic selection.
+	s := baseState()
+	s.Selection = consent.Selection{Conversation: "c3d4", Tab: "t3"}
+	m = step(m, stateChangedMsg{state: s})
+	if !strings.Contains(screen(m), "› t3") {
+		t.Errorf("snapshot selection not shown:\n%s", screen(m))
+	}
+}
+
+func TestOperatorTabsAreNotSelectable(t *testing.T) {
+	items := navItems(baseState())
+	for _, it := range items {
+		if it.tab == "t9" {
+			t.Fatalf("operator tab t9 is a selection stop: %v", items)
+		}
+	}
+}
+
+func TestQuitAsksWhenConversationsLive(t *testing.T) {
+	m, f := newTestModel(panelCases()["navigation"], 80, 24)
+	m, cmd := keys(m, "q")
+	if isQuit(cmd) {
+		t.Fatal("q quit without asking")
+	}
+	if !strings.Contains(screen(m), "quit? live conversations will be cancelled (y/n)") {
+		t.Fatalf("no quit question:\n%s", screen(m))
+	}
+	// While the question is open, `a` only dismisses it.
+	m, cmd = keys(m, "a")
+	if isQuit(cmd) || len(f.Calls()) != 0 {
+		t.Fatalf("a during the quit question: quit=%v calls=%v", isQuit(cmd), f.Calls())
+	}
+	if strings.Contains(screen(m), "quit?") {
+		t.Error("question still open after a non-y key")
+	}
+	m, _ = keys(m, "ctrl+c")
+	_, cmd = keys(m, "y")
+	if !isQuit(cmd) {
+		t.Fatal("y did not quit")
+	}
+	if got := f.Calls(); !slices.Equal(got, []string{"cancel c1a2", "cancel c3d4"}) {
+		t.Errorf("calls = %v, want both conversations cancelled", got)
+	}
+}
+
+func TestQuitWithoutConversationsIsImmediate(t *testing.T) {
+	m, _ := newTestModel(consent.State{Profile: consent.ProfileStrict}, 80, 24)
+	if _, cmd := keys(m, "q"); !isQuit(cmd) {
+		t.Fatal("q with no conversations did not quit")
+	}
+}
+
+func TestMintToken(t *testing.T) {
+	m, _ := newTestModel(baseState(), 80, 24)
+	m, _ = keys(m, "n")
+	if !strings.Contains(screen(m), "agent tokens arrive with the MCP server") {
+		t.Errorf("n without a minter:\n%s", screen(m))
+	}
+	f := newFake(baseState())
+	m = New(f, Options{Now: fixedClock, Minter: fakeMinter{}})
+	m, _ = keys(m, "n")
+	if !strings.Contains(screen(m), "New agent token: agent-2") || !strings.Contains(screen(m), "claude mcp add") {
+		t.Errorf("minted token not shown:\n%s", screen(m))
+	}
+	m, _ = keys(m, "esc")
+	if strings.Contains(screen(m), "New agent token") {
+		t.Error("esc did not close the token")
+	}
+}
+
+func TestHelpToggles(t *testing.T) {
+	m, _ := newTestModel(baseState(), 80, 24)
+	if strings.Contains(screen(m), "prev conv") {
+		t.Fatal("full help shown before ?")
+	}
+	m, _ = keys(m, "?")
+	if !strings.Contains(screen(m), "prev conv") {
+		t.Fatal("? did not show full help")
+	}
+	m, _ = keys(m, "?")
+	if strings.Contains(screen(m), "prev conv") {
+		t.Fatal("? did not hide full help")
+	}
+}
+
+func TestDisclosureScrollsAndNewReviewStartsAtTop(t *testing.T) {
+	m, _ := newTestModel(panelCases()["disclosure"], 80, 24)
+	if !strings.Contains(screen(m), "lines 1-") {
+		t.Fatalf("disclosure does not say it scrolls:\n%s", screen(m))
+	}
+	m, _ = keys(m, "pgdown", "j")
+	if m.vp.YOffset() == 0 || strings.Contains(screen(m), "lines 1-") {
+		t.Fatalf("pgdown/j did not scroll (offset %d)", m.vp.YOffset())
+	}
+	m, _ = keys(m, "k")
+	off := m.vp.YOffset()
+	m, _ = keys(m, "pgup")
+	if m.vp.YOffset() >= off {
+		t.Errorf("pgup did not scroll up")
+	}
+	// Scrolling never decides.
+	other := panelCases()["plan"]
+	m, _ = keys(m, "pgdown")
+	m = step(m, stateChangedMsg{state: other})
+	if m.vp.YOffset() != 0 {
+		t.Errorf("a new review kept the old scroll offset %d", m.vp.YOffset())
+	}
+}
+
+func TestRemainingTimeTicks(t *testing.T) {
+	now := fixedNow
+	f := newFake(panelCases()["navigation"])
+	m := New(f, Options{Now: func() time.Time { return now }})
+	m = step(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	if !strings.Contains(screen(m), "42s left") {
+		t.Fatalf("want 42s left:\n%s", screen(m))
+	}
+	now = now.Add(time.Second)
+	tm, cmd := m.Update(tickMsg(now))
+	if cmd == nil {
+		t.Fatal("tick did not schedule the next tick")
+	}
+	if !strings.Contains(screen(tm.(Model)), "41s left") {
+		t.Errorf("want 41s left after a tick")
+	}
+	now = now.Add(time.Minute)
+	tm, _ = tm.Update(tickMsg(now))
+	if !strings.Contains(screen(tm.(Model)), "expired") {
+		t.Errorf("want expired past the deadline")
+	}
+}
+
+func TestStateChangedResubscribes(t *testing.T) {
+	f := newFake(baseState())
+	m := New(f, Options{Now: fixedClock})
+	defer m.Close()
+	if m.Init() == nil {
+		t.Fatal("Init starts nothing")
+	}
+	f.set(panelCases()["read"])
+	msg := m.waitForChange()()
+	sc, ok := msg.(stateChangedMsg)
+	if !ok || sc.state.Focused == nil || sc.state.Focused.ID != "r-read" {
+		t.Fatalf("waitForChange returned %#v", msg)
+	}
+	tm, cmd := m.Update(sc)
+	if cmd == nil {
+		t.Fatal("no re-subscription after a change")
+	}
+	if !strings.Contains(screen(tm.(Model)), "Allow reading this origin") {
+		t.Error("new snapshot not rendered")
+	}
+	// Close stops a pending wait instead of leaking it.
+	m.Close()
+	if msg := cmd(); msg != nil {
+		t.Errorf("wait after Close returned %#v", msg)
+	}
+	if !f.unsubbed {
+		t.Error("Close did not unsubscribe")
+	}
+}
+
+func TestSiteTextCannotInjectEscapes(t *testing.T) {
+	r := review(consent.KindToolCall, "Allow site tool call?", "Allow once")
+	r.ToolCall = &consent.ToolCall{ToolName: "evil\x1b[2J\x1b[31mtool", InputSummary: "x\u202eexample.com"}
+	r.ConversationName = "name\x07bell"
+	raw := renderState(withFocus(baseState(), r), 80, 24)
+	for _, bad := range []string{"\x1b[2J", "\x1b[31mtool", "\a", "\u202e"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("rendered screen contains %q", bad)
+		}
+	}
+	if !strings.Contains(raw, "evil\uFFFD[2J") {
+		t.Errorf("neutralised text not shown")
+	}
+}
+
+func TestEveryKindHasAPanel(t *testing.T) {
+	kinds := []consent.ReviewKind{consent.KindNavigation, consent.KindRead, consent.KindAction, consent.KindPlan,
+		consent.KindUpload, consent.KindToolCall, consent.KindDisclosure, consent.KindThread, consent.KindSession}
+	seen := map[consent.ReviewKind]bool{}
+	for _, s := range panelCases() {
+		seen[s.Focused.Kind] = true
+	}
+	for _, k := range kinds {
+		if !seen[k] {
+			t.Errorf("no golden panel for kind %s", k)
+		}
+	}
+}
+
+func TestPanelContents(t *testing.T) {
+	cases := panelCases()
+	for name, wants := range map[string][]string{
+		"action_click":  {`click e12 button "Add to cart"`},
+		"action_coord":  {"click at x=412, y=288"},
+		"action_fill":   {`fill e13 textbox "Delivery note"`, "Please leave the parcel", "Thanks!"},
+		"action_select": {`select value "M" in e15 combobox "Size"`},
+		"action_key":    {"press the key Enter"},
+		"action_scroll": {"scroll down 600 px (deltaY 600)"},
+		"plan":          {" 1.", " 2.", " 3.", " 4.", `verify text_contains "Saved 1"`},
+		"upload":        {"invoice-2026-11.pdf", "1.2 MiB (1,258,291 bytes)", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
+		"tool_call":     {"save_draft — Save a draft", `"apiKey":"[redacted]"`, "advisory only"},
+		"disclosure":    {"713 B (713 bytes)", "result (complete"},
+		"thread":        {"a Allow browser control for this thread  d deny", "consent: THREAD"},
+		"session":       {"a Allow for this session  d deny", "consent: TRUSTED"},
+		"punycode":      {"https://bücher.example:8443 (decoded)", "https://xn--bcher-kva.example:8443"},
+		"navigation":    {"a Allow origin in this tab  d deny", "42s left", "tab t1"},
+	} {
+		got := plain(renderState(cases[name], 160, 48))
+		for _, w := range wants {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: screen lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+}
+
+func TestTakeOverBanner(t *testing.T) {
+	// The banner wraps like prose; compare its words, not its line breaks.
+	got := strings.Join(strings.Fields(plain(renderState(pausedState(), 80, 24))), " ")
+	if !strings.Contains(got, takeOverText) {
+		t.Errorf("no take-over banner:\n%s", got)
+	}
+	if strings.Contains(plain(renderState(baseState(), 160, 48)), "You have the browser") {
+		t.Error("banner shown while not paused")
+	}
+}
+
+func TestQueueMarksWaitingReviews(t *testing.T) {
+	got := plain(renderState(queueState(), 80, 24))
+	if n := strings.Count(got, "needs attention"); n < 2 {
+		t.Errorf("want the two waiting reviews marked, got %d marks:\n%s", n, got)
+	}
+	if !strings.Contains(got, "Review queue (3)") {
+		t.Errorf("queue count missing")
+	}
+}
