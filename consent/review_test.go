@@ -756,3 +756,38 @@ func TestCoveredPendingReviewsApproveWithTheGrant(t *testing.T) {
 		t.Fatal("engine approval must be audited as such")
 	}
 }
+
+func TestTabChangingOwnerLosesEverything(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	if err := h.approveAsk(nav("c1", "t1", "https://a.test")); err != nil {
+		t.Fatal(err)
+	}
+	op, err := h.e.Begin(context.Background(), "c1", "t1", "act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.End()
+	h.e.PutTab(TabInfo{ID: "t1", Conversation: "c2"})
+	wantCode(t, op.Err(), CodeWrongConversation)
+	if h.e.Covered(nav("c1", "t1", "https://a.test")) || h.e.Covered(nav("c2", "t1", "https://a.test")) {
+		t.Fatal("a grant must not follow the tab to its new owner")
+	}
+}
+
+func TestOpErrFromCallerContext(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	ctx, cancel := context.WithCancel(context.Background())
+	op, err := h.e.Begin(ctx, "c1", "t1", "observe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.End()
+	if op.Err() != nil {
+		t.Fatal("a running op has no error")
+	}
+	ch := ask(h.e, op.Context(), read("c1", "t1", "https://a.test"))
+	h.focused("t1")
+	cancel()
+	wantCode(t, result(t, ch), CodeCanceled)
+	wantCode(t, op.Err(), CodeCanceled)
+}
