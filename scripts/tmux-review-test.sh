@@ -70,7 +70,9 @@ wait_for() {
 
 cmd=$(printf 'env XDG_STATE_HOME=%q XDG_DATA_HOME=%q %q --script %q --review-delay %dms --audit %q; echo $? > %q; tmux -S %q wait-for -S tabwarden-exited' \
 	"$work/state" "$work/data" "$bin" "$script" "$delay_ms" "$audit_log" "$work/exit" "$sock")
-tm new-session -d -s "$session" -x 160 -y 48 "$cmd"
+# remain-on-exit keeps the session, and so the server and the wait-for
+# channel, alive after the console exits.
+tm new-session -d -s "$session" -x 160 -y 48 "$cmd" \; set-option -t "$session" remain-on-exit on >/dev/null
 
 echo "step 1: wait for the navigation review"
 wait_for "$review_label" 10000 || fail "the review \"$review_label\" did not appear within 10s"
@@ -94,7 +96,7 @@ echo "step 4: quit with q y"
 tm send-keys -t "$session" q
 tm send-keys -t "$session" y 2>/dev/null || true
 timeout 10 tmux -S "$sock" -f /dev/null wait-for tabwarden-exited || fail "the console did not exit within 10s of q y"
-code=$(cat "$work/exit")
+code=$(cat "$work/exit" 2>/dev/null) || fail "the console's exit status was not recorded"
 [[ "$code" == 0 ]] || fail "the console exited $code"
 
 echo "PASS: early a ignored, a after ${delay_ms}ms approved, console exited 0"

@@ -183,7 +183,7 @@ func TestPolicyCheckNeedsAFile(t *testing.T) {
 func TestInvalidConsentProfile(t *testing.T) {
 	r := run(t, nil, "--consent", "yolo")
 	r.wantCode(t, 2)
-	contains(t, "stderr", r.stderr, `--consent "yolo"`, "strict, thread or trusted")
+	contains(t, "stderr", r.stderr, "--consent 'yolo'", "strict, thread or trusted")
 	// Global flags are validated for every command.
 	run(t, nil, "--consent", "", "version").wantCode(t, 2)
 }

@@ -140,19 +140,19 @@ func (o *options) validate() error {
 	switch consent.Profile(o.consent) {
 	case consent.ProfileStrict, consent.ProfileThread, consent.ProfileTrusted:
 	default:
-		return usageErrorf("invalid --consent %q: use strict, thread or trusted", o.consent)
+		return usageErrorf("invalid --consent '%s': use strict, thread or trusted", o.consent)
 	}
 	if o.reviewDelay < consent.MinReviewDelay {
 		return usageErrorf("invalid --review-delay %s: the minimum is %s, so typing ahead can never approve a review",
 			o.reviewDelay, consent.MinReviewDelay)
 	}
 	if err := checkLoopbackAddr(o.mcpListen); err != nil {
-		return usageErrorf("invalid --mcp-listen %q: %v", o.mcpListen, err)
+		return usageErrorf("invalid --mcp-listen '%s': %v", o.mcpListen, err)
 	}
 	if o.browserURL != "" {
 		u, err := url.Parse(o.browserURL)
 		if err != nil || u.Host == "" || !oneOf(u.Scheme, "http", "https", "ws", "wss") {
-			return usageErrorf("invalid --browser-url %q: use the DevTools endpoint, e.g. http://127.0.0.1:9222", o.browserURL)
+			return usageErrorf("invalid --browser-url '%s': use the DevTools endpoint, e.g. http://127.0.0.1:9222", o.browserURL)
 		}
 	}
 	return nil
