@@ -1,0 +1,206 @@
+package browser
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// onPaused decides one request held by the browser-level Fetch domain. It
+// runs on its own goroutine: it may wait for the operator.
+//
+// Every path ends in exactly one continue or fail, so no request is left
+// hanging; a request is continued only on an explicit allow.
+func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
+	req := e.Request
+	main := e.ResourceType == proto.NetworkResourceTypeDocument
+	dec := b.decide(req.URL, req.Method, req.HasPostData, false)
+
+	t, owned := b.mainFrameTab(e)
+	if !dec.Allow {
+		if t != nil && main {
+			b.setDenial(t, policyError(dec))
+		} else {
+			b.countBlocked(e.FrameID)
+		}
+		b.fail(e)
+		if owned && main {
+			b.release(t)
+		}
+		return
+	}
+	if !owned || !main {
+		b.resume(e)
+		return
+	}
+
+	b.reg.mu.Lock()
+	conv, id := t.conv, t.id
+	b.reg.mu.Unlock()
+	if b.gate.Paused(conv) {
+		// Taken over: navigation is the operator's; policy (above) still
+		// applies and no grant is created.
+		b.resume(e)
+		return
+	}
+	origin, ok := originOf(req.URL)
+	if !ok {
+		b.setDenial(t, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
+		b.fail(e)
+		b.release(t)
+		return
+	}
+	err := b.gate.Ask(b.ctx, consent.Request{
+		Gate:         consent.GateNavigation,
+		Conversation: conv,
+		Tab:          id,
+		Origin:       origin,
+		Recheck: func() error {
+			// The approval is for this tab of this conversation; if the
+			// tab closed or changed hands meanwhile, nothing is sent.
+			_, err := b.reg.lookup(conv, id)
+			return err
+		},
+	})
+	if err != nil {
+		b.setDenial(t, err)
+		b.fail(e)
+		b.release(t)
+		return
+	}
+	b.reg.mu.Lock()
+	t.blocked, t.loading = 0, true
+	info := t.info()
+	b.reg.mu.Unlock()
+	b.gate.PutTab(info)
+	b.resume(e)
+}
+
+// mainFrameTab finds the tab whose main frame issued e. owned says it is a
+// live task tab. A frame id that is no known tab may be a popup whose
+// targetCreated has not arrived yet (its first request can overtake it), so
+// for documents the target is looked up before deciding it is a sub-frame.
+func (b *Browser) mainFrameTab(e *proto.FetchRequestPaused) (*tab, bool) {
+	target := proto.TargetTargetID(e.FrameID)
+	b.reg.mu.Lock()
+	t := b.reg.byTarget[target]
+	b.reg.mu.Unlock()
+	if t == nil && e.ResourceType == proto.NetworkResourceTypeDocument && e.FrameID != "" {
+		ctx, cancel := b.call(nil)
+		res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod.Context(ctx))
+		cancel()
+		if err == nil && res.TargetInfo != nil {
+			b.onTargetInfo(res.TargetInfo, true)
+			b.reg.mu.Lock()
+			t = b.reg.byTarget[target]
+			if t == nil && b.reg.unclaimed[target].TargetID != "" {
+				// An opener-less target while a NewTab is in flight: it
+				// cannot be the new tab (those start blank and issue no
+				// request), so it is the operator's.
+				b.reg.unclaimed[target] = *res.TargetInfo
+			}
+			b.reg.mu.Unlock()
+		}
+	}
+	if t == nil {
+		return nil, false
+	}
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	return t, t.conv != "" && !t.closed
+}
+
+func (b *Browser) setDenial(t *tab, err error) {
+	b.reg.mu.Lock()
+	t.denial = err
+	b.reg.mu.Unlock()
+}
+
+func (b *Browser) countBlocked(frame proto.PageFrameID) {
+	b.reg.mu.Lock()
+	t := b.reg.byTarget[proto.TargetTargetID(frame)]
+	var info consent.TabInfo
+	if t != nil {
+		t.blocked++
+		info = t.info()
+	}
+	b.reg.mu.Unlock()
+	if t != nil {
+		b.gate.PutTab(info)
+	}
+}
+
+func (b *Browser) resume(e *proto.FetchRequestPaused) {
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	if err := (proto.FetchContinueRequest{RequestID: e.RequestID}).Call(b.rod.Context(ctx)); err != nil {
+		b.log.Debug("continue request", "err", err)
+	}
+}
+
+func (b *Browser) fail(e *proto.FetchRequestPaused) {
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	err := proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}.Call(b.rod.Context(ctx))
+	if err != nil {
+		b.log.Debug("fail request", "err", err)
+	}
+}
+
+// release puts a task tab whose navigation was refused back on
+// about:blank, so it shows neither the destination nor an error page the
+// agent could read.
+func (b *Browser) release(t *tab) {
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	sid, err := b.session(ctx, t)
+	if err != nil {
+		return
+	}
+	if _, err := (proto.PageNavigate{URL: "about:blank"}).Call(client{b: b, sid: sid, ctx: ctx}); err != nil {
+		b.log.Debug("release tab", "err", err)
+	}
+}
+
+func (b *Browser) decide(u, method string, hasBody, ws bool) Decision {
+	if b.opts.Policy == nil {
+		return Decision{Allow: true}
+	}
+	return b.opts.Policy(u, method, hasBody, ws)
+}
+
+func policyError(d Decision) error {
+	code := consent.Code(d.Code)
+	if code == "" {
+		code = consent.CodeWebsiteBlocked
+	}
+	msg := d.Message
+	if msg == "" {
+		msg = "This website is not approved by your organization."
+	}
+	return &consent.Error{Code: code, Message: msg}
+}
+
+// originOf is the exact origin scheme://host[:port] of an http(s) URL, with
+// default ports dropped, as the consent engine keys grants.
+func originOf(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return "", false
+	}
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	port := u.Port()
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return u.Scheme + "://" + host, true
+}

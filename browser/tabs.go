@@ -1,0 +1,471 @@
+package browser
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"sort"
+	"sync"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// tab is one page target as the console knows it. Fields are guarded by
+// registry.mu.
+type tab struct {
+	id      consent.TabID
+	target  proto.TargetTargetID
+	conv    consent.ConversationID // empty: operator tab
+	opener  consent.TabID
+	popup   bool
+	session proto.TargetSessionID
+	url     string
+	title   string
+	loading bool
+	blocked int // policy-failed sub-resources of the current document
+	closed  bool
+	// denial is why the last main-frame request was refused (consent or
+	// policy); Navigate reports it instead of Chromium's net error.
+	denial error
+	seq    uint64 // creation order, for stable listings
+}
+
+func (t *tab) info() consent.TabInfo {
+	return consent.TabInfo{
+		ID:              t.id,
+		Conversation:    t.conv,
+		URL:             t.url,
+		Title:           t.title,
+		OpenerTabID:     t.opener,
+		Loading:         t.loading,
+		BlockedRequests: t.blocked,
+	}
+}
+
+// registry maps the console's tab ids to targets. Closed tabs stay in byID
+// so a later use is tab_closed rather than "unknown".
+type registry struct {
+	mu       sync.Mutex
+	byID     map[consent.TabID]*tab
+	byTarget map[proto.TargetTargetID]*tab
+	// creating counts NewTab calls between Target.createTarget and claim.
+	// While it is positive an unknown opener-less target may be ours, so it
+	// waits in unclaimed instead of becoming an operator tab.
+	creating  int
+	unclaimed map[proto.TargetTargetID]proto.TargetTargetInfo
+	seq       uint64
+	front     consent.TabID // the tab the operator selected last
+}
+
+func (r *registry) init() {
+	r.byID = map[consent.TabID]*tab{}
+	r.byTarget = map[proto.TargetTargetID]*tab{}
+	r.unclaimed = map[proto.TargetTargetID]proto.TargetTargetInfo{}
+}
+
+func newTabID() consent.TabID {
+	var b [5]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // the runtime guarantees it never fails
+	}
+	return consent.TabID("tab_" + hex.EncodeToString(b[:]))
+}
+
+// add registers a target; r.mu must be held.
+func (r *registry) add(info proto.TargetTargetInfo, conv consent.ConversationID, opener consent.TabID) *tab {
+	r.seq++
+	t := &tab{id: newTabID(), target: info.TargetID, conv: conv, opener: opener, popup: opener != "",
+		url: info.URL, title: info.Title, seq: r.seq}
+	for r.byID[t.id] != nil {
+		t.id = newTabID()
+	}
+	r.byID[t.id] = t
+	r.byTarget[info.TargetID] = t
+	return t
+}
+
+// sweep turns unclaimed targets into operator tabs once no NewTab is in
+// flight; r.mu must be held.
+func (r *registry) sweep() []consent.TabInfo {
+	if r.creating > 0 {
+		return nil
+	}
+	var out []consent.TabInfo
+	for id, info := range r.unclaimed {
+		delete(r.unclaimed, id)
+		out = append(out, r.add(info, "", "").info())
+	}
+	return out
+}
+
+func (r *registry) liveOwned(conv consent.ConversationID) int {
+	n := 0
+	for _, t := range r.byID {
+		if !t.closed && t.conv == conv {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *registry) ownedTargets() []proto.TargetTargetID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []proto.TargetTargetID
+	for _, t := range r.byID {
+		if !t.closed && t.conv != "" {
+			out = append(out, t.target)
+		}
+	}
+	return out
+}
+
+// lookup returns the live tab id owned by conv.
+func (r *registry) lookup(conv consent.ConversationID, id consent.TabID) (*tab, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.byID[id]
+	switch {
+	case t == nil || t.closed:
+		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+	case t.conv != conv:
+		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "tab %s belongs to another conversation or to the operator", id)
+	}
+	return t, nil
+}
+
+// httpish reports whether a popup may keep this URL: the web, or the blank
+// page a popup starts on.
+func httpish(raw string) bool {
+	if raw == "" || raw == "about:blank" {
+		return true
+	}
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// onTargetInfo runs on the event loop: state only, Chromium calls go to
+// spawned goroutines.
+func (b *Browser) onTargetInfo(info *proto.TargetTargetInfo, created bool) {
+	if info.Type != proto.TargetTargetInfoTypePage {
+		return
+	}
+	var report []consent.TabInfo
+	var closePopup *tab
+	r := &b.reg
+	r.mu.Lock()
+	t := r.byTarget[info.TargetID]
+	switch {
+	case t != nil:
+		t.url, t.title = info.URL, info.Title
+		if t.popup && !httpish(info.URL) && !isErrorPage(info.URL) {
+			closePopup = t
+		} else {
+			report = append(report, t.info())
+		}
+	case r.unclaimed[info.TargetID].TargetID != "":
+		r.unclaimed[info.TargetID] = *info
+	default:
+		if op := r.byTarget[info.OpenerID]; info.OpenerID != "" && op != nil && op.conv != "" && !op.closed {
+			// A popup of a task tab: same conversation, own navigation
+			// scope (no grant is inherited; the hook asks afresh).
+			t = r.add(*info, op.conv, op.id)
+			if !httpish(info.URL) {
+				closePopup = t
+			} else if r.liveOwned(op.conv) > b.opts.TabLimit {
+				closePopup = t
+			} else {
+				report = append(report, t.info())
+			}
+		} else if r.creating > 0 {
+			r.unclaimed[info.TargetID] = *info
+		} else {
+			report = append(report, r.add(*info, "", "").info())
+		}
+	}
+	r.mu.Unlock()
+	_ = created
+	for _, ti := range report {
+		b.gate.PutTab(ti)
+	}
+	if closePopup != nil {
+		b.closePopup(closePopup, info.URL)
+	}
+}
+
+func isErrorPage(u string) bool { return len(u) >= 13 && u[:13] == "chrome-error:" }
+
+// closePopup closes a popup the conversation may not keep and says why in
+// the activity log.
+func (b *Browser) closePopup(t *tab, where string) {
+	reason := "a popup to a non-HTTP(S) address"
+	if httpish(where) {
+		reason = fmt.Sprintf("a popup beyond the tab limit (%d)", b.opts.TabLimit)
+	}
+	b.gate.Note(t.conv, fmt.Sprintf("closed %s opened by %s", reason, t.opener), true)
+	target := t.target
+	b.spawn(func() {
+		ctx, cancel := b.call(nil)
+		defer cancel()
+		_, _ = proto.TargetCloseTarget{TargetID: target}.Call(b.rod.Context(ctx))
+	})
+}
+
+func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
+	r := &b.reg
+	r.mu.Lock()
+	delete(r.unclaimed, id)
+	t := r.byTarget[id]
+	if t != nil {
+		t.closed = true
+		delete(r.byTarget, id)
+	}
+	r.mu.Unlock()
+	if t != nil {
+		b.gate.RemoveTab(t.id)
+	}
+}
+
+// NewTab opens an about:blank tab owned by conv. background keeps the
+// operator's current tab in front. Errors: missing_session, paused,
+// tab_limit, browser_unavailable, browser_operation_failed.
+func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, background bool) (consent.TabID, error) {
+	if err := b.alive(); err != nil {
+		return "", err
+	}
+	if conv == "" {
+		return "", consent.Errorf(consent.CodeMissingSession, consent.NextNone, "no conversation")
+	}
+	if b.gate.Paused(conv) {
+		return "", consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
+	}
+	r := &b.reg
+	r.mu.Lock()
+	if r.liveOwned(conv) >= b.opts.TabLimit {
+		r.mu.Unlock()
+		return "", consent.Errorf(consent.CodeTabLimit, consent.NextListTabs, "this conversation already has %d tabs open; close one first", b.opts.TabLimit)
+	}
+	r.creating++
+	r.mu.Unlock()
+
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	res, err := proto.TargetCreateTarget{URL: "about:blank", Background: background}.Call(b.rod.Context(cctx))
+
+	r.mu.Lock()
+	r.creating--
+	var t *tab
+	if err == nil {
+		t = r.byTarget[res.TargetID] // closed already by someone else?
+		if t == nil {
+			info, ok := r.unclaimed[res.TargetID]
+			delete(r.unclaimed, res.TargetID)
+			if !ok {
+				info = proto.TargetTargetInfo{TargetID: res.TargetID, Type: proto.TargetTargetInfoTypePage, URL: "about:blank"}
+			}
+			t = r.add(info, conv, "")
+		}
+	}
+	swept := r.sweep()
+	var ti consent.TabInfo
+	if t != nil {
+		ti = t.info()
+	}
+	r.mu.Unlock()
+	for _, s := range swept {
+		b.gate.PutTab(s)
+	}
+	if err != nil {
+		return "", b.opFailed("open a tab", err)
+	}
+	b.gate.PutTab(ti)
+	if _, err := b.session(cctx, t); err != nil {
+		return "", b.opFailed("attach to the new tab", err)
+	}
+	return t.id, nil
+}
+
+// session returns the tab's flat CDP session, attaching on first use.
+func (b *Browser) session(ctx context.Context, t *tab) (proto.TargetSessionID, error) {
+	b.reg.mu.Lock()
+	sid, target := t.session, t.target
+	b.reg.mu.Unlock()
+	if sid != "" {
+		return sid, nil
+	}
+	res, err := proto.TargetAttachToTarget{TargetID: target, Flatten: true}.Call(b.rod.Context(ctx))
+	if err != nil {
+		return "", err
+	}
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	if t.session != "" {
+		// Lost a race with another attach; keep the first session and let
+		// the extra one go.
+		extra := res.SessionID
+		b.spawn(func() {
+			c, cancel := b.call(nil)
+			defer cancel()
+			_ = proto.TargetDetachFromTarget{SessionID: extra}.Call(b.rod.Context(c))
+		})
+		return t.session, nil
+	}
+	t.session = res.SessionID
+	return t.session, nil
+}
+
+// client is a proto.Client bound to a tab's session.
+type client struct {
+	b   *Browser
+	sid proto.TargetSessionID
+	ctx context.Context
+}
+
+func (c client) Call(ctx context.Context, _ string, method string, params any) ([]byte, error) {
+	return c.b.rod.Call(ctx, string(c.sid), method, params)
+}
+func (c client) GetContext() context.Context          { return c.ctx }
+func (c client) GetSessionID() proto.TargetSessionID { return c.sid }
+
+func (b *Browser) opFailed(what string, err error) error {
+	if e := b.alive(); e != nil {
+		return e
+	}
+	return consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextNone, "%s: %v", what, err)
+}
+
+// Navigate loads rawURL in tab. The request hook asks navigation consent
+// for the origin (and for each cross-origin redirect hop); ctx should be
+// the operation's context, since a review may be waiting for the operator.
+// A refusal comes back as the consent or policy error (user_denied,
+// timeout, website_blocked…) and leaves the tab on about:blank.
+func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id consent.TabID, rawURL string) error {
+	if err := b.alive(); err != nil {
+		return err
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https URLs can be opened")
+	}
+	t, err := b.reg.lookup(conv, id)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := b.call(nil)
+	sid, err := b.session(cctx, t)
+	cancel()
+	if err != nil {
+		return b.opFailed("attach to the tab", err)
+	}
+	b.reg.mu.Lock()
+	t.denial = nil
+	b.reg.mu.Unlock()
+	nctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(b.ctx, stop)()
+	res, err := proto.PageNavigate{URL: u.String()}.Call(client{b: b, sid: sid, ctx: nctx})
+	b.reg.mu.Lock()
+	denial, closed := t.denial, t.closed
+	b.reg.mu.Unlock()
+	switch {
+	case denial != nil:
+		return denial
+	case closed:
+		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s was closed", id)
+	case err != nil:
+		return b.opFailed("navigate", err)
+	case res.ErrorText != "":
+		return b.opFailed("navigate", fmt.Errorf("%s", res.ErrorText))
+	}
+	return nil
+}
+
+// CloseTab closes a tab owned by conv.
+func (b *Browser) CloseTab(ctx context.Context, conv consent.ConversationID, id consent.TabID) error {
+	t, err := b.reg.lookup(conv, id)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	if _, err := (proto.TargetCloseTarget{TargetID: t.target}).Call(b.rod.Context(cctx)); err != nil {
+		return b.opFailed("close the tab", err)
+	}
+	return nil
+}
+
+// Tabs lists the live tabs: conv's own when conv is not empty, else all
+// (operator tabs included), in creation order.
+func (b *Browser) Tabs(conv consent.ConversationID) []consent.TabInfo {
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	var ts []*tab
+	for _, t := range b.reg.byID {
+		if !t.closed && (conv == "" || t.conv == conv) {
+			ts = append(ts, t)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].seq < ts[j].seq })
+	out := make([]consent.TabInfo, len(ts))
+	for i, t := range ts {
+		out[i] = t.info()
+	}
+	return out
+}
+
+// Tab returns one tab as last reported, tab_closed when it is gone.
+func (b *Browser) Tab(id consent.TabID) (consent.TabInfo, error) {
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	t := b.reg.byID[id]
+	if t == nil || t.closed {
+		return consent.TabInfo{}, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+	}
+	return t.info(), nil
+}
+
+// onConsentEvent runs on the engine's delivery path and must not block.
+func (b *Browser) onConsentEvent(e consent.Event) {
+	if e.Kind != consent.EventSelect || e.Tab == "" {
+		return
+	}
+	b.reg.mu.Lock()
+	b.reg.front = e.Tab
+	b.reg.mu.Unlock()
+	select {
+	case b.activate <- struct{}{}:
+	default: // a wake-up is pending; it will read the newest front
+	}
+}
+
+// activationWorker brings the selected tab to front. Selections coalesce:
+// only the newest matters to the operator.
+func (b *Browser) activationWorker() {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-b.activate:
+		}
+		b.reg.mu.Lock()
+		t := b.reg.byID[b.reg.front]
+		var target proto.TargetTargetID
+		if t != nil && !t.closed {
+			target = t.target
+		}
+		b.reg.mu.Unlock()
+		if target == "" {
+			continue
+		}
+		ctx, cancel := b.call(nil)
+		if err := (proto.TargetActivateTarget{TargetID: target}).Call(b.rod.Context(ctx)); err != nil {
+			b.log.Warn("bring tab to front", "target", string(target), "err", err)
+		}
+		cancel()
+	}
+}
