@@ -130,7 +130,7 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 	rightW := w - leftW - 3
 	// The origin decides the layout: if it does not fit the right column at
 	// full length, the review takes the whole width instead.
-	wide := w >= wideWidth && (panel == nil || originWidth(panel.r) <= rightW)
+	wide := w >= wideWidth && m.originsFit(panel, rightW)
 
 	var body []string
 	if wide {
@@ -142,6 +142,20 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 	return lines, panelW, panelBodyH
 }
 
+// originsFit reports whether every origin the review column would show fits
+// a column of width w at full length.
+func (m Model) originsFit(panel *reviewPanel, w int) bool {
+	if panel != nil && originWidth(panel.r) > w {
+		return false
+	}
+	for _, r := range m.state.Queue {
+		if fieldLabelWidth+1+width(clean(r.Origin)) > w {
+			return false
+		}
+	}
+	return true
+}
+
 // panelLines gives the review panel n lines (its chrome at least, when the
 // screen has them) and returns them with the body height.
 func panelLines(p *reviewPanel, vp *viewport.Model, w, n int) ([]string, int) {
@@ -149,8 +163,18 @@ func panelLines(p *reviewPanel, vp *viewport.Model, w, n int) ([]string, int) {
 	return fitLines(p.Render(w, n, vp), w, n), bodyH
 }
 
-func panelDesired(p *reviewPanel, w int) int {
-	return p.chromeHeight(w) + len(reviewBody(p.r, w))
+func (m Model) panelDesired(p *reviewPanel, w int) int {
+	return p.chromeHeight(w) + m.bodyLen(p.r, w)
+}
+
+// bodyLen is the review body's line count, from the viewport when it already
+// holds this review at this width: a 256 KiB disclosure is wrapped once, not
+// on every frame.
+func (m Model) bodyLen(r *consent.Review, w int) int {
+	if m.vpReview == r.ID && m.vpWidth == w {
+		return m.vp.TotalLineCount()
+	}
+	return len(reviewBody(r, w))
 }
 
 func (m Model) composeStacked(vp *viewport.Model, panel *reviewPanel, w, avail int) ([]string, int, int) {
@@ -176,7 +200,7 @@ func (m Model) composeStacked(vp *viewport.Model, panel *reviewPanel, w, avail i
 	panelBodyH := 0
 	if panel != nil {
 		chrome := panel.chromeHeight(w)
-		n := min(panelDesired(panel, w), max(avail-invMin-qMin-actMin, chrome+1))
+		n := min(m.panelDesired(panel, w), max(avail-invMin-qMin-actMin, chrome+1))
 		n = min(n, avail)
 		var pl []string
 		pl, panelBodyH = panelLines(panel, vp, w, n)
@@ -198,15 +222,11 @@ func (m Model) composeWide(vp *viewport.Model, panel *reviewPanel, w, bodyH, lef
 	actH = min(actH, bodyH)
 	topH := bodyH - actH
 
-	// Left: inventory above the queue.
+	// Left: the inventory. Right: banner, token, review, queue — the queue
+	// sits with the review so its origins get the wide column too.
 	inv, selLine := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}.lines(leftW)
-	q := queue{s: m.state, st: m.st}.lines(leftW)
-	qN := min(len(q), max(2, topH/3))
-	invN := min(len(inv), topH-qN)
-	qN = min(len(q), topH-invN)
-	left := append(fitLines(window(inv, selLine, invN), leftW, invN), fitLines(q, leftW, qN)...)
+	left := fitLines(window(inv, selLine, topH), leftW, topH)
 
-	// Right: banner, token, review.
 	var right []string
 	avail := topH
 	take := func(lines []string, n int) {
@@ -214,12 +234,15 @@ func (m Model) composeWide(vp *viewport.Model, panel *reviewPanel, w, bodyH, lef
 		right = append(right, fitLines(lines, rightW, n)...)
 		avail -= n
 	}
+	q := queue{s: m.state, st: m.st}.lines(rightW)
+	qMin := min(len(q), 3)
 	bannerL, tokenL := m.topSections(rightW)
 	take(bannerL, len(bannerL))
-	take(tokenL, len(tokenL))
+	take(tokenL, min(len(tokenL), avail-qMin))
 	panelBodyH := 0
 	if panel != nil {
-		n := min(panelDesired(panel, rightW), avail)
+		n := min(m.panelDesired(panel, rightW), max(avail-qMin, panel.chromeHeight(rightW)+1))
+		n = min(n, avail)
 		var pl []string
 		pl, panelBodyH = panelLines(panel, vp, rightW, n)
 		take(pl, n)
@@ -227,6 +250,7 @@ func (m Model) composeWide(vp *viewport.Model, panel *reviewPanel, w, bodyH, lef
 		ph := m.placeholder(rightW)
 		take(ph, len(ph))
 	}
+	take(q, avail)
 
 	out := make([]string, 0, bodyH)
 	left, right = fitLines(left, leftW, topH), fitLines(right, rightW, topH)

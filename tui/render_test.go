@@ -154,3 +154,5 @@ func TestDump(t *testing.T) {
 		}
 	}
 }
+
+func windowMsg(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

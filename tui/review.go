@@ -130,6 +130,10 @@ func (p reviewPanel) Render(w, h int, vp *viewport.Model) []string {
 		last := min(vp.YOffset()+vp.Height(), vp.TotalLineCount())
 		scroll = fmt.Sprintf("lines %d-%d of %d · j/k pgup/pgdn", first, last, vp.TotalLineCount())
 	}
+	if d := p.r.Disclosure; d != nil && p.r.Kind == consent.KindDisclosure {
+		// The size stays in view however far the result is scrolled.
+		scroll = strings.TrimSuffix(shortBytes(int64(d.Size))+" · "+scroll, " · ")
+	}
 	tail := p.tail(w, scroll)
 	bodyH := h - len(out) - len(tail)
 	if bodyH > 0 {
