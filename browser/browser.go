@@ -16,6 +16,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/policy"
 )
 
 // Deadlines for CDP calls. Chromium answers these in milliseconds; the
@@ -24,6 +25,9 @@ const (
 	launchTimeout = 30 * time.Second
 	callTimeout   = 10 * time.Second
 	closeGrace    = 3 * time.Second
+	// loadWait bounds how long Navigate waits for a committed page's load
+	// event before returning anyway.
+	loadWait = 15 * time.Second
 )
 
 // DefaultTabLimit is how many live tabs one conversation may own (ref).
@@ -41,16 +45,6 @@ type Gatekeeper interface {
 }
 
 var _ Gatekeeper = (*consent.Engine)(nil)
-
-// Decision is managed policy's verdict on one request.
-type Decision struct {
-	Allow   bool
-	Code    string // website_blocked or upload_blocked when !Allow
-	Message string
-}
-
-// PolicyFunc decides one request (DESIGN §8). Nil allows everything.
-type PolicyFunc func(url, method string, hasBody, isWebSocket bool) Decision
 
 // Options configure Launch. The zero value launches a headed system
 // Chromium on the default profile with no policy and a consent engine that
@@ -72,8 +66,9 @@ type Options struct {
 	ExtraFlags []string
 	// Gate is the consent engine. Required.
 	Gate Gatekeeper
-	// Policy is managed policy. Nil: unrestricted.
-	Policy PolicyFunc
+	// Policy is managed policy, applied by the hook to every request. Nil:
+	// unrestricted.
+	Policy *policy.Policy
 	// TabLimit caps live owned tabs per conversation. Zero: DefaultTabLimit.
 	TabLimit int
 	// Logger receives operational lines (never site content). Nil: discard.
@@ -97,7 +92,7 @@ type Browser struct {
 	gone   chan struct{} // closed when the connection to Chromium ends
 
 	unlisten func()
-	activate chan struct{}  // coalescing wake-up of the activation worker
+	activate chan struct{} // coalescing wake-up of the activation worker
 	closeMu  sync.Mutex
 	closed   bool
 
@@ -279,6 +274,11 @@ func (b *Browser) loop(events <-chan *rod.Message) {
 			e := &proto.TargetTargetInfoChanged{}
 			if msg.Load(e) {
 				b.onTargetInfo(e.TargetInfo, false)
+			}
+		case "Page.lifecycleEvent":
+			e := &proto.PageLifecycleEvent{}
+			if msg.Load(e) {
+				b.onLifecycle(msg.SessionID, e)
 			}
 		case "Target.targetDestroyed":
 			e := &proto.TargetTargetDestroyed{}

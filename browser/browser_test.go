@@ -2,10 +2,7 @@ package browser
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -161,6 +158,3 @@ func TestDirectOpenDenied(t *testing.T) {
 	}
 }
 
-var _ = errors.New
-var _ = os.Getpid
-var _ = strings.Contains

@@ -7,6 +7,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/policy"
 )
 
 // onPaused decides one request held by the browser-level Fetch domain. It
@@ -156,7 +157,7 @@ func (b *Browser) fail(e *proto.FetchRequestPaused) {
 func (b *Browser) release(t *tab) {
 	ctx, cancel := b.call(nil)
 	defer cancel()
-	sid, err := b.session(ctx, t)
+	sid, err := b.attach(ctx, t)
 	if err != nil {
 		return
 	}
@@ -165,14 +166,11 @@ func (b *Browser) release(t *tab) {
 	}
 }
 
-func (b *Browser) decide(u, method string, hasBody, ws bool) Decision {
-	if b.opts.Policy == nil {
-		return Decision{Allow: true}
-	}
-	return b.opts.Policy(u, method, hasBody, ws)
+func (b *Browser) decide(u, method string, hasBody, ws bool) policy.Decision {
+	return b.opts.Policy.Decide(u, method, hasBody, ws)
 }
 
-func policyError(d Decision) error {
+func policyError(d policy.Decision) error {
 	code := consent.Code(d.Code)
 	if code == "" {
 		code = consent.CodeWebsiteBlocked

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 
@@ -32,6 +33,12 @@ type tab struct {
 	// policy); Navigate reports it instead of Chromium's net error.
 	denial error
 	seq    uint64 // creation order, for stable listings
+
+	// Lifecycle of the newest main-frame document, fed by the event loop
+	// so Navigate can wait for its load without a subscription race.
+	loader    proto.NetworkLoaderID
+	lifecycle map[proto.PageLifecycleEventName]bool
+	lifeCh    chan struct{} // closed and replaced on each lifecycle event
 }
 
 func (t *tab) info() consent.TabInfo {
@@ -52,6 +59,7 @@ type registry struct {
 	mu       sync.Mutex
 	byID     map[consent.TabID]*tab
 	byTarget map[proto.TargetTargetID]*tab
+	bySess   map[proto.TargetSessionID]*tab
 	// creating counts NewTab calls between Target.createTarget and claim.
 	// While it is positive an unknown opener-less target may be ours, so it
 	// waits in unclaimed instead of becoming an operator tab.
@@ -64,6 +72,7 @@ type registry struct {
 func (r *registry) init() {
 	r.byID = map[consent.TabID]*tab{}
 	r.byTarget = map[proto.TargetTargetID]*tab{}
+	r.bySess = map[proto.TargetSessionID]*tab{}
 	r.unclaimed = map[proto.TargetTargetID]proto.TargetTargetInfo{}
 }
 
@@ -79,7 +88,7 @@ func newTabID() consent.TabID {
 func (r *registry) add(info proto.TargetTargetInfo, conv consent.ConversationID, opener consent.TabID) *tab {
 	r.seq++
 	t := &tab{id: newTabID(), target: info.TargetID, conv: conv, opener: opener, popup: opener != "",
-		url: info.URL, title: info.Title, seq: r.seq}
+		url: info.URL, title: info.Title, seq: r.seq, lifeCh: make(chan struct{})}
 	for r.byID[t.id] != nil {
 		t.id = newTabID()
 	}
@@ -223,6 +232,9 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 	if t != nil {
 		t.closed = true
 		delete(r.byTarget, id)
+		delete(r.bySess, t.session)
+		close(t.lifeCh) // wakes a Navigate waiting for this tab's load
+		t.lifeCh = make(chan struct{})
 	}
 	r.mu.Unlock()
 	if t != nil {
@@ -283,7 +295,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 		return "", b.opFailed("open a tab", err)
 	}
 	b.gate.PutTab(ti)
-	if _, err := b.session(cctx, t); err != nil {
+	if _, err := b.attach(cctx, t); err != nil {
 		return "", b.opFailed("attach to the new tab", err)
 	}
 	return t.id, nil
@@ -315,7 +327,73 @@ func (b *Browser) session(ctx context.Context, t *tab) (proto.TargetSessionID, e
 		return t.session, nil
 	}
 	t.session = res.SessionID
+	b.reg.bySess[res.SessionID] = t
 	return t.session, nil
+}
+
+// attach returns the tab's session with the Page domain and lifecycle
+// events on, which Navigate needs to wait for a load.
+func (b *Browser) attach(ctx context.Context, t *tab) (proto.TargetSessionID, error) {
+	b.reg.mu.Lock()
+	had := t.session != ""
+	b.reg.mu.Unlock()
+	sid, err := b.session(ctx, t)
+	if err != nil || had {
+		return sid, err
+	}
+	c := client{b: b, sid: sid, ctx: ctx}
+	if err := (proto.PageEnable{}).Call(c); err != nil {
+		return "", err
+	}
+	return sid, proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c)
+}
+
+// onLifecycle runs on the event loop.
+func (b *Browser) onLifecycle(sid proto.TargetSessionID, e *proto.PageLifecycleEvent) {
+	b.reg.mu.Lock()
+	t := b.reg.bySess[sid]
+	if t == nil || proto.TargetTargetID(e.FrameID) != t.target {
+		b.reg.mu.Unlock()
+		return
+	}
+	if e.LoaderID != t.loader {
+		t.loader = e.LoaderID
+		t.lifecycle = map[proto.PageLifecycleEventName]bool{}
+	}
+	t.lifecycle[e.Name] = true
+	t.loading = !t.lifecycle[proto.PageLifecycleEventNameLoad]
+	close(t.lifeCh)
+	t.lifeCh = make(chan struct{})
+	info := t.info()
+	b.reg.mu.Unlock()
+	if e.Name == proto.PageLifecycleEventNameInit || e.Name == proto.PageLifecycleEventNameLoad {
+		b.gate.PutTab(info)
+	}
+}
+
+// waitLoad waits for the load event of loader's document, at most
+// loadWait: a page that never finishes loading is still a committed page.
+func (b *Browser) waitLoad(ctx context.Context, t *tab, loader proto.NetworkLoaderID) {
+	limit := time.NewTimer(loadWait)
+	defer limit.Stop()
+	for {
+		b.reg.mu.Lock()
+		done := t.closed || (t.loader == loader && t.lifecycle[proto.PageLifecycleEventNameLoad])
+		ch := t.lifeCh
+		b.reg.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-b.ctx.Done():
+			return
+		}
+	}
 }
 
 // client is a proto.Client bound to a tab's session.
@@ -328,7 +406,7 @@ type client struct {
 func (c client) Call(ctx context.Context, _ string, method string, params any) ([]byte, error) {
 	return c.b.rod.Call(ctx, string(c.sid), method, params)
 }
-func (c client) GetContext() context.Context          { return c.ctx }
+func (c client) GetContext() context.Context         { return c.ctx }
 func (c client) GetSessionID() proto.TargetSessionID { return c.sid }
 
 func (b *Browser) opFailed(what string, err error) error {
@@ -356,7 +434,7 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 		return err
 	}
 	cctx, cancel := b.call(nil)
-	sid, err := b.session(cctx, t)
+	sid, err := b.attach(cctx, t)
 	cancel()
 	if err != nil {
 		return b.opFailed("attach to the tab", err)
@@ -380,6 +458,9 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 		return b.opFailed("navigate", err)
 	case res.ErrorText != "":
 		return b.opFailed("navigate", fmt.Errorf("%s", res.ErrorText))
+	}
+	if res.LoaderID != "" {
+		b.waitLoad(ctx, t, res.LoaderID)
 	}
 	return nil
 }
