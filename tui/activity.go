@@ -18,8 +18,10 @@ func (a activityLog) names() map[consent.ConversationID]string {
 	return m
 }
 
-// Render returns at most h lines of width ≤ w.
-func (a activityLog) Render(w, h int) []string {
+// Render shows the newest lines that fit in h.
+func (a activityLog) Render(w, h int) string { return block(a.lines(w, h), w, h) }
+
+func (a activityLog) lines(w, h int) []string {
 	if h <= 0 {
 		return nil
 	}

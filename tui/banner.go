@@ -9,6 +9,8 @@ type banner struct {
 	st   styles
 }
 
+func (b banner) Render(w, h int) string { return block(b.lines(w), w, h) }
+
 func (b banner) lines(w int) []string {
 	out := []string{}
 	for _, l := range wrap("PAUSED ("+b.conv+"): "+takeOverText, w-2) {
@@ -23,6 +25,8 @@ type tokenBox struct {
 	tok MintedToken
 	st  styles
 }
+
+func (t tokenBox) Render(w, h int) string { return block(t.lines(w), w, h) }
 
 func (t tokenBox) lines(w int) []string {
 	out := []string{t.st.review.Render(rule("New agent token: "+clean(t.tok.Name)+" (esc closes)", w, "═"))}

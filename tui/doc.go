@@ -10,11 +10,33 @@
 //   - Screen refreshes may coalesce: the engine's Changes channel carries one
 //     pending signal for any number of changes and the TUI re-reads a whole
 //     snapshot after each, so a missed intermediate state is never a bug.
-//   - A review's origin is shown in full (scheme, host, port) on a line of
-//     its own when needed; other fields are truncated to make room, the
-//     origin never is. Site-derived text is stripped of control and bidi
-//     characters before it reaches the terminal, so a page cannot forge
-//     screen content or reorder the origin.
-//   - One root model (Model); components are plain structs rendered by
-//     width and height; no state is mutated inside a tea.Cmd.
+//   - A review's origin is shown in full (scheme, host, port; decoded and raw
+//     when they differ) on one line. When it does not fit beside its label
+//     it gets a line of its own; when it does not fit the wide layout's
+//     review column the screen falls back to one full-width column; other
+//     fields are truncated instead. Only an origin wider than the whole
+//     terminal is broken, into full-width pieces, never cut.
+//   - Site-derived text is stripped of control and bidi characters before it
+//     reaches the terminal, so a page cannot forge screen content or
+//     reorder an origin.
+//   - One root model (Model); components are plain structs with
+//     Render(width, height); no state is mutated inside a tea.Cmd.
+//
+// Decisions where DESIGN is silent:
+//   - Operator tabs are listed but are not selection stops: selecting decides
+//     which conversation is visible, and operator tabs belong to none.
+//   - up/down step through every tab of every conversation; tab/shift+tab
+//     jump between conversations and let the engine pick the tab (the one
+//     with the oldest pending review).
+//   - Every queued review other than the one on screen is marked "needs
+//     attention": it waits for the operator to select its tab.
+//   - Confirming quit (y, or ctrl+c again) cancels every live conversation's
+//     running operation and pending reviews before the program exits; any
+//     other key answers no, so a stray `a` cannot approve while the
+//     question is open.
+//   - The review body ("what will happen") scrolls with j/k/pgup/pgdn for
+//     every kind, not only disclosure, so a 20-step plan or 8000 characters
+//     of text to enter are shown whole at 80×24.
+//   - The screen is 80×24-safe below 120 columns (one column, review first)
+//     and splits inventory left / review and queue right from 120 up.
 package tui

@@ -14,7 +14,9 @@ type header struct {
 	st      styles
 }
 
-func (h header) Render(w int) []string {
+func (h header) Render(w, height int) string { return block(h.lines(w), w, height) }
+
+func (h header) lines(w int) []string {
 	name := "tabwarden"
 	if h.version != "" {
 		name += " " + clean(h.version)

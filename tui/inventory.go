@@ -103,6 +103,12 @@ func tabText(t consent.TabState) string {
 	return s
 }
 
+// Render shows the tree in h lines, scrolled so the selection stays in view.
+func (v inventory) Render(w, h int) string {
+	lines, sel := v.lines(w)
+	return block(window(lines, sel, h), w, h)
+}
+
 // lines returns the tree at width w and the index of the selected line (-1
 // when nothing is selected) so a short section can keep it in view.
 func (v inventory) lines(w int) (out []string, selected int) {

@@ -73,44 +73,53 @@ func (m Model) selectedConversation() *consent.ConversationState {
 	return nil
 }
 
-func (m Model) footer(w int) []string {
-	line := ""
-	switch {
-	case m.confirmQuit:
-		line = m.st.flash.Render(trunc(quitPrompt, w))
-	case m.flash != "":
-		line = m.st.flash.Render(trunc(m.flash, w))
-	}
-	hm := m.help
-	hm.SetWidth(w)
-	var helpText string
-	if m.showHelp {
-		helpText = hm.FullHelpView(m.keys.FullHelp())
-	} else {
-		helpText = hm.ShortHelpView(m.keys.ShortHelp())
-	}
-	return append([]string{line}, strings.Split(helpText, "\n")...)
+// section is one screen part: what it would show with unlimited height
+// (desired) and how to draw it in a given height.
+type section struct {
+	desired int
+	render  func(w, h int) string
 }
 
-// topSections are the banner and token box that sit above the review.
-func (m Model) topSections(w int) (bannerL, tokenL []string) {
-	if c := m.selectedConversation(); c != nil && c.Paused {
-		bannerL = banner{conv: convLabel(*c), st: m.st}.lines(w)
+func (m Model) bannerSection(w int) section {
+	c := m.selectedConversation()
+	if c == nil || !c.Paused {
+		return section{}
 	}
-	if m.token != nil {
-		tokenL = tokenBox{tok: *m.token, st: m.st}.lines(w)
-	}
-	return bannerL, tokenL
+	b := banner{conv: convLabel(*c), st: m.st}
+	return section{len(b.lines(w)), b.Render}
 }
 
-func (m Model) placeholder(w int) []string {
-	out := []string{m.st.rule.Render(rule("No review on screen", w, "═"))}
+func (m Model) tokenSection(w int) section {
+	if m.token == nil {
+		return section{}
+	}
+	t := tokenBox{tok: *m.token, st: m.st}
+	return section{len(t.lines(w)), t.Render}
+}
+
+func (m Model) placeholder(w int) section {
+	lines := []string{m.st.rule.Render(rule("No review on screen", w, "═"))}
 	if n := len(m.state.Queue); n > 0 {
-		out = append(out, trunc(fmt.Sprintf("  %d review(s) wait in the queue: select their conversation (tab, ↑/↓) to see them.", n), w))
+		lines = append(lines, trunc(fmt.Sprintf("  %d review(s) wait in the queue: select their conversation (tab, ↑/↓) to see them.", n), w))
 	} else {
-		out = append(out, "  Reviews appear here when an agent needs your decision.")
+		lines = append(lines, "  Reviews appear here when an agent needs your decision.")
 	}
-	return out
+	return section{len(lines), func(w, h int) string { return block(lines, w, h) }}
+}
+
+// stack draws sections top to bottom into exactly h lines.
+type stack struct {
+	w, avail int
+	out      []string
+}
+
+func (s *stack) take(sec section, n int) {
+	n = max(0, min(n, s.avail))
+	if n == 0 || sec.render == nil {
+		return
+	}
+	s.out = append(s.out, strings.Split(sec.render(s.w, n), "\n")...)
+	s.avail -= n
 }
 
 // compose lays out the screen. vp is the body viewport to draw (nil when
@@ -118,27 +127,30 @@ func (m Model) placeholder(w int) []string {
 // gives the review panel.
 func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH int) {
 	w, h := m.size()
-	hdr := header{s: m.state, version: m.opts.Version, st: m.st}.Render(w)
-	ftr := m.footer(w)
-	bodyH := max(0, h-len(hdr)-len(ftr))
+	hdr := header{s: m.state, version: m.opts.Version, st: m.st}
+	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st}
+	hdrH, ftrH := len(hdr.lines(w)), len(ftr.lines(w))
+	bodyH := max(0, h-hdrH-ftrH)
 
 	var panel *reviewPanel
 	if f := m.state.Focused; f != nil {
-		panel = &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), now: m.now, st: m.st}
+		panel = &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), now: m.now, st: m.st, vp: vp}
 	}
 	leftW := min(max(w*2/5, 40), 60)
 	rightW := w - leftW - 3
-	// The origin decides the layout: if it does not fit the right column at
-	// full length, the review takes the whole width instead.
+	// The origins decide the layout: if one does not fit the review column
+	// at full length, the review takes the whole width instead.
 	wide := w >= wideWidth && m.originsFit(panel, rightW)
 
 	var body []string
 	if wide {
-		body, panelW, panelBodyH = m.composeWide(vp, panel, w, bodyH, leftW, rightW)
+		body, panelW, panelBodyH = m.composeWide(panel, w, bodyH, leftW, rightW)
 	} else {
-		body, panelW, panelBodyH = m.composeStacked(vp, panel, w, bodyH)
+		body, panelW, panelBodyH = m.composeStacked(panel, w, bodyH)
 	}
-	lines = append(append(hdr, body...), ftr...)
+	lines = strings.Split(hdr.Render(w, hdrH), "\n")
+	lines = append(lines, body...)
+	lines = append(lines, strings.Split(ftr.Render(w, ftrH), "\n")...)
 	return lines, panelW, panelBodyH
 }
 
@@ -156,15 +168,8 @@ func (m Model) originsFit(panel *reviewPanel, w int) bool {
 	return true
 }
 
-// panelLines gives the review panel n lines (its chrome at least, when the
-// screen has them) and returns them with the body height.
-func panelLines(p *reviewPanel, vp *viewport.Model, w, n int) ([]string, int) {
-	bodyH := max(0, n-p.chromeHeight(w))
-	return fitLines(p.Render(w, n, vp), w, n), bodyH
-}
-
-func (m Model) panelDesired(p *reviewPanel, w int) int {
-	return p.chromeHeight(w) + m.bodyLen(p.r, w)
+func (m Model) panelSection(p *reviewPanel, w int) section {
+	return section{p.chromeHeight(w) + m.bodyLen(p.r, w), p.Render}
 }
 
 // bodyLen is the review body's line count, from the viewport when it already
@@ -177,86 +182,84 @@ func (m Model) bodyLen(r *consent.Review, w int) int {
 	return len(reviewBody(r, w))
 }
 
-func (m Model) composeStacked(vp *viewport.Model, panel *reviewPanel, w, avail int) ([]string, int, int) {
-	var out []string
-	take := func(lines []string, n int) {
-		n = max(0, min(n, avail))
-		out = append(out, fitLines(lines, w, n)...)
-		avail -= n
-	}
-	inv, selLine := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}.lines(w)
-	q := queue{s: m.state, st: m.st}.lines(w)
+// composeStacked puts everything in one column (below 120 columns, or when
+// an origin needs the full width). The review gets what it needs first;
+// the queue, inventory and activity keep a few lines each.
+func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, int) {
+	st := &stack{w: w, avail: avail}
+	invC := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
+	invLines, _ := invC.lines(w)
+	inv := section{len(invLines), invC.Render}
+	qC := queue{s: m.state, st: m.st}
+	q := section{len(qC.lines(w)), qC.Render}
 	act := activityLog{s: m.state, st: m.st}
-	invMin, qMin, actMin := min(len(inv), 3), 0, min(act.desired(), 2)
+	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired(), 2)
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
 		// Reviews that need attention must stay on screen.
-		qMin = min(len(q), 3)
+		qMin = min(q.desired, 3)
 	}
+	reserve := invMin + qMin + actMin
 
-	bannerL, tokenL := m.topSections(w)
-	take(bannerL, len(bannerL))
-	take(tokenL, min(len(tokenL), avail-invMin-qMin-actMin))
+	bn := m.bannerSection(w)
+	st.take(bn, bn.desired)
+	tk := m.tokenSection(w)
+	st.take(tk, min(tk.desired, st.avail-reserve))
 
 	panelBodyH := 0
 	if panel != nil {
+		ps := m.panelSection(panel, w)
 		chrome := panel.chromeHeight(w)
-		n := min(m.panelDesired(panel, w), max(avail-invMin-qMin-actMin, chrome+1))
-		n = min(n, avail)
-		var pl []string
-		pl, panelBodyH = panelLines(panel, vp, w, n)
-		take(pl, n)
+		n := min(ps.desired, max(st.avail-reserve, chrome+1), st.avail)
+		panelBodyH = max(0, n-chrome)
+		st.take(ps, n)
 	} else {
 		ph := m.placeholder(w)
-		take(ph, len(ph))
+		st.take(ph, ph.desired)
 	}
-	take(q, max(qMin, min(len(q), avail-invMin-actMin)))
-	invN := min(len(inv), max(avail-actMin, min(invMin, avail)))
-	take(window(inv, selLine, invN), invN)
-	take(act.Render(w, avail), avail)
-	return out, w, panelBodyH
+	st.take(q, max(qMin, min(q.desired, st.avail-invMin-actMin)))
+	st.take(inv, min(inv.desired, max(st.avail-actMin, min(invMin, st.avail))))
+	st.take(section{act.desired(), act.Render}, st.avail)
+	return fitLines(st.out, w, avail), w, panelBodyH
 }
 
-func (m Model) composeWide(vp *viewport.Model, panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
+// composeWide puts the inventory on the left and the review column (banner,
+// token, review, queue) on the right, with the activity log below both.
+func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
 	act := activityLog{s: m.state, st: m.st}
-	actH := min(act.desired(), max(4, bodyH/4))
-	actH = min(actH, bodyH)
+	actH := min(act.desired(), max(4, bodyH/4), bodyH)
 	topH := bodyH - actH
 
-	// Left: the inventory. Right: banner, token, review, queue — the queue
-	// sits with the review so its origins get the wide column too.
-	inv, selLine := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}.lines(leftW)
-	left := fitLines(window(inv, selLine, topH), leftW, topH)
+	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
+	left := strings.Split(inv.Render(leftW, topH), "\n")
 
-	var right []string
-	avail := topH
-	take := func(lines []string, n int) {
-		n = max(0, min(n, avail))
-		right = append(right, fitLines(lines, rightW, n)...)
-		avail -= n
-	}
-	q := queue{s: m.state, st: m.st}.lines(rightW)
-	qMin := min(len(q), 3)
-	bannerL, tokenL := m.topSections(rightW)
-	take(bannerL, len(bannerL))
-	take(tokenL, min(len(tokenL), avail-qMin))
+	st := &stack{w: rightW, avail: topH}
+	qC := queue{s: m.state, st: m.st}
+	q := section{len(qC.lines(rightW)), qC.Render}
+	qMin := min(q.desired, 3)
+	bn := m.bannerSection(rightW)
+	st.take(bn, bn.desired)
+	tk := m.tokenSection(rightW)
+	st.take(tk, min(tk.desired, st.avail-qMin))
 	panelBodyH := 0
 	if panel != nil {
-		n := min(m.panelDesired(panel, rightW), max(avail-qMin, panel.chromeHeight(rightW)+1))
-		n = min(n, avail)
-		var pl []string
-		pl, panelBodyH = panelLines(panel, vp, rightW, n)
-		take(pl, n)
+		ps := m.panelSection(panel, rightW)
+		chrome := panel.chromeHeight(rightW)
+		n := min(ps.desired, max(st.avail-qMin, chrome+1), st.avail)
+		panelBodyH = max(0, n-chrome)
+		st.take(ps, n)
 	} else {
 		ph := m.placeholder(rightW)
-		take(ph, len(ph))
+		st.take(ph, ph.desired)
 	}
-	take(q, avail)
+	st.take(q, st.avail)
+	right := fitLines(st.out, rightW, topH)
 
 	out := make([]string, 0, bodyH)
-	left, right = fitLines(left, leftW, topH), fitLines(right, rightW, topH)
 	for i := 0; i < topH; i++ {
 		out = append(out, padRight(left[i], leftW)+m.st.rule.Render(" │ ")+right[i])
 	}
-	out = append(out, fitLines(act.Render(w, actH), w, actH)...)
+	if actH > 0 {
+		out = append(out, strings.Split(act.Render(w, actH), "\n")...)
+	}
 	return out, rightW, panelBodyH
 }

@@ -14,6 +14,8 @@ type queue struct {
 	st styles
 }
 
+func (q queue) Render(w, h int) string { return block(q.lines(w), w, h) }
+
 func (q queue) lines(w int) []string {
 	out := []string{q.st.rule.Render(rule(fmt.Sprintf("Review queue (%d)", len(q.s.Queue)), w, "─"))}
 	if len(q.s.Queue) == 0 {

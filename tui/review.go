@@ -18,6 +18,8 @@ type reviewPanel struct {
 	tabLabel string
 	now      time.Time
 	st       styles
+	// vp holds the body, sized by the layout; nil when only measuring.
+	vp *viewport.Model
 }
 
 // originLines lays out the origin so it is never cut: on the label's line
@@ -52,7 +54,7 @@ func originLines(r *consent.Review, w int) []string {
 	return out
 }
 
-// originText is every origin string the panel shows, for layout decisions.
+// originWidth is the widest origin line the panel shows, for layout decisions.
 func originWidth(r *consent.Review) int {
 	w := fieldLabelWidth + 1 + width(clean(r.Origin))
 	if r.OriginUnicode != "" && r.OriginUnicode != r.Origin {
@@ -112,9 +114,12 @@ func (p reviewPanel) chromeHeight(w int) int {
 	return 1 + len(p.head(w)) + len(p.tail(w, ""))
 }
 
-// Render draws the panel in exactly h lines of width w, with vp holding the
-// body already sized to w × (h - chrome).
-func (p reviewPanel) Render(w, h int, vp *viewport.Model) []string {
+// Render draws the panel in exactly h lines of width w; p.vp holds the body
+// already sized to w × (h - chrome).
+func (p reviewPanel) Render(w, h int) string { return block(p.lines(w, h), w, h) }
+
+func (p reviewPanel) lines(w, h int) []string {
+	vp := p.vp
 	st := p.st
 	out := []string{st.review.Render(p.title(w))}
 	for i, l := range p.head(w) {

@@ -132,6 +132,12 @@ func remaining(deadline, now time.Time) string {
 	return fmt.Sprintf("%ds left", secs)
 }
 
+// block joins lines into exactly h lines of at most w cells: the shape every
+// component's Render returns.
+func block(lines []string, w, h int) string {
+	return strings.Join(fitLines(lines, w, h), "\n")
+}
+
 // fitLines cuts or pads a block to exactly h lines, each cut to w cells.
 func fitLines(lines []string, w, h int) []string {
 	out := make([]string, 0, h)

@@ -1,0 +1,36 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+)
+
+// footer is the flash line (or the quit question) above the key help.
+type footer struct {
+	flash    string
+	confirm  bool
+	showHelp bool
+	help     help.Model
+	keys     keyMap
+	st       styles
+}
+
+func (f footer) Render(w, h int) string { return block(f.lines(w), w, h) }
+
+func (f footer) lines(w int) []string {
+	line := ""
+	switch {
+	case f.confirm:
+		line = f.st.flash.Render(trunc(quitPrompt, w))
+	case f.flash != "":
+		line = f.st.flash.Render(trunc(f.flash, w))
+	}
+	hm := f.help
+	hm.SetWidth(w)
+	text := hm.ShortHelpView(f.keys.ShortHelp())
+	if f.showHelp {
+		text = hm.FullHelpView(f.keys.FullHelp())
+	}
+	return append([]string{line}, strings.Split(text, "\n")...)
+}
