@@ -28,7 +28,8 @@ func onOneLine(screen, origin string) bool {
 }
 
 // TestOriginNeverCut: at every width from 80 up, every panel kind shows its
-// full origin on one line, however long the other fields are.
+// full origin on one line, however long the other fields are, and the keys
+// that answer it.
 func TestOriginNeverCut(t *testing.T) {
 	seventy := "https://" + strings.Repeat("a", 70-len("https://")-len(".example:8443")) + ".example:8443"
 	if len(seventy) != 70 {
@@ -46,6 +47,9 @@ func TestOriginNeverCut(t *testing.T) {
 			st.Queue = []consent.Review{f}
 			for _, w := range []int{80, 81, 100, 119, 120, 121, 140, 160, 200} {
 				screen := renderState(st, w, 24)
+				if keysLine := "a " + f.ApproveLabel + "  d deny"; !onOneLine(screen, keysLine) {
+					t.Errorf("%s at %d cols: keys line %q missing", name, w, keysLine)
+				}
 				for _, want := range origins(&f) {
 					if !onOneLine(screen, want) {
 						t.Errorf("%s at %d cols: origin %q is not whole on one line:\n%s", name, w, want, ansi.Strip(screen))

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,3 +157,33 @@ func TestDump(t *testing.T) {
 }
 
 func windowMsg(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// TestAnySizeStaysInBounds: every screen, at any size including tiny ones,
+// is exactly the terminal's height and never wider than it.
+func TestAnySizeStaysInBounds(t *testing.T) {
+	sizes := [][2]int{{1, 1}, {20, 5}, {40, 10}, {79, 23}, {119, 40}, {120, 30}, {200, 60}}
+	for name, c := range goldenCases() {
+		for _, sz := range sizes {
+			w, h := sz[0], sz[1]
+			lines := strings.Split(ansi.Strip(renderState(c.state, w, h, c.msgs...)), "\n")
+			if len(lines) != h {
+				t.Errorf("%s %dx%d: %d lines", name, w, h, len(lines))
+			}
+			for i, l := range lines {
+				if ansi.StringWidth(l) > w {
+					t.Errorf("%s %dx%d: line %d is %d wide", name, w, h, i+1, ansi.StringWidth(l))
+				}
+			}
+		}
+	}
+}
+
+func TestDumpSizes(t *testing.T) {
+	if os.Getenv("TUI_DUMP_SIZE") == "" {
+		t.Skip("set TUI_DUMP_SIZE=WxH and TUI_DUMP=<case>")
+	}
+	var w, h int
+	fmt.Sscanf(os.Getenv("TUI_DUMP_SIZE"), "%dx%d", &w, &h)
+	c := goldenCases()[os.Getenv("TUI_DUMP")]
+	t.Logf("\n%s", plain(renderState(c.state, w, h, c.msgs...)))
+}

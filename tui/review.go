@@ -148,11 +148,14 @@ func (p reviewPanel) lines(w, h int) []string {
 		}
 		out = append(out, fitLines(body, w, bodyH)...)
 	}
-	for i, l := range tail {
-		if i == len(tail)-1 {
-			l = st.keys.Render(l)
-		}
-		out = append(out, l)
+	tail[len(tail)-1] = st.keys.Render(tail[len(tail)-1])
+	// Too short for the whole chrome: the consequence text yields first,
+	// then the "from" line; the title, the origin and the keys stay.
+	for len(out)+len(tail) > h && len(tail) > 1 {
+		tail = append(tail[:len(tail)-2], tail[len(tail)-1])
 	}
-	return out
+	if len(out)+len(tail) > h && len(out) > 1 {
+		out = append(out[:1], out[2:]...)
+	}
+	return append(out, tail...)
 }
