@@ -6,8 +6,18 @@ import (
 
 // activityLog shows the newest activity lines that fit, newest last.
 type activityLog struct {
-	s  consent.State
-	st styles
+	s     consent.State
+	limit int // most lines shown; 0 = as many as fit
+	st    styles
+}
+
+// shown is how many entries the log would show given room.
+func (a activityLog) shown() int {
+	n := len(a.s.Activity)
+	if a.limit > 0 {
+		n = min(n, a.limit)
+	}
+	return n
 }
 
 func (a activityLog) names() map[consent.ConversationID]string {
@@ -30,7 +40,7 @@ func (a activityLog) lines(w, h int) []string {
 		return append(out, "  Nothing yet.")[:min(h, 2)]
 	}
 	names := a.names()
-	n := min(len(a.s.Activity), h-1)
+	n := min(a.shown(), h-1)
 	for _, e := range a.s.Activity[len(a.s.Activity)-n:] {
 		who := names[e.Conversation]
 		if who == "" {
@@ -53,4 +63,4 @@ func (a activityLog) lines(w, h int) []string {
 }
 
 // desired is the height the log would use if it had room.
-func (a activityLog) desired() int { return 1 + max(1, len(a.s.Activity)) }
+func (a activityLog) desired() int { return 1 + max(1, a.shown()) }

@@ -192,7 +192,7 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 	inv := section{len(invLines), invC.Render}
 	qC := queue{s: m.state, st: m.st}
 	q := section{len(qC.lines(w)), qC.Render}
-	act := activityLog{s: m.state, st: m.st}
+	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
 	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired(), 2)
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
 		// Reviews that need attention must stay on screen.
@@ -225,7 +225,7 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 // composeWide puts the inventory on the left and the review column (banner,
 // token, review, queue) on the right, with the activity log below both.
 func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
-	act := activityLog{s: m.state, st: m.st}
+	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
 	actH := min(act.desired(), max(4, bodyH/4), bodyH)
 	topH := bodyH - actH
 

@@ -47,6 +47,7 @@ type Options struct {
 	// arrive with the MCP server.
 	Minter TokenMinter
 	// ActivityLines caps the activity log section; 0 means as many as fit.
+	// The rest of the log stays in the engine and the audit file.
 	ActivityLines int
 	// FlashFor is how long a flash message stays. Zero: 2 s.
 	FlashFor time.Duration

@@ -369,3 +369,13 @@ func TestQueueMarksWaitingReviews(t *testing.T) {
 		t.Errorf("queue count missing")
 	}
 }
+
+func TestActivityLinesCap(t *testing.T) {
+	f := newFake(baseState())
+	m := New(f, Options{Now: fixedClock, ActivityLines: 1})
+	m = step(m, windowMsg(80, 24))
+	got := screen(m)
+	if strings.Contains(got, "42 elements") || !strings.Contains(got, "connected") {
+		t.Errorf("want only the newest activity line:\n%s", got)
+	}
+}
