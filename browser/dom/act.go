@@ -1,0 +1,520 @@
+package dom
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// Action limits (DESIGN §5).
+const (
+	MaxFillChars = 8000
+	MaxScroll    = 1200
+)
+
+// Action is browser_act's action argument.
+type Action struct {
+	Type string `json:"type"` // click, fill, select, key, scroll
+	Ref  string `json:"ref,omitempty"`
+	// X and Y are viewport CSS pixels: click {x,y} and scroll's point.
+	X *float64 `json:"x,omitempty"`
+	Y *float64 `json:"y,omitempty"`
+	// Text replaces a fill target's content; empty clears it.
+	Text   string  `json:"text,omitempty"`
+	Value  string  `json:"value,omitempty"`
+	Label  string  `json:"label,omitempty"`
+	Key    string  `json:"key,omitempty"`
+	DeltaY float64 `json:"deltaY,omitempty"`
+}
+
+// Target is the element an action will touch, as the review shows it. It
+// is read live from the page at Prepare; Role and Name are site content.
+type Target struct {
+	Ref       string `json:"ref"`
+	Role      string `json:"role"`
+	Name      string `json:"name"`
+	Disabled  bool   `json:"disabled,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
+}
+
+// Receipt is a successful dispatch: the input reached the page, what it did
+// is for the agent to observe or verify.
+type Receipt struct {
+	Dispatched bool   `json:"dispatched"`
+	Outcome    string `json:"outcome"`
+	Next       string `json:"next"`
+}
+
+// Prepared is a validated action waiting for its gate. Exactly one of
+// Dispatch and Release must follow; until then the observation's clock is
+// stopped, so the operator's review time does not age it.
+type Prepared struct {
+	Action Action
+	// Target is nil for key, scroll and click {x,y}.
+	Target *Target
+	// Point is the viewport point of click {x,y} and scroll.
+	Point *[2]float64
+
+	tab  *Tab
+	obs  *observation
+	done bool
+}
+
+type keyDef struct {
+	key, code string
+	vk        int
+	text      string
+}
+
+var keys = map[string]keyDef{
+	"enter":      {"Enter", "Enter", 13, "\r"},
+	"tab":        {"Tab", "Tab", 9, ""},
+	"escape":     {"Escape", "Escape", 27, ""},
+	"arrowup":    {"ArrowUp", "ArrowUp", 38, ""},
+	"arrowdown":  {"ArrowDown", "ArrowDown", 40, ""},
+	"arrowleft":  {"ArrowLeft", "ArrowLeft", 37, ""},
+	"arrowright": {"ArrowRight", "ArrowRight", 39, ""},
+	"backspace":  {"Backspace", "Backspace", 8, ""},
+	"space":      {" ", "Space", 32, " "},
+	"pageup":     {"PageUp", "PageUp", 33, ""},
+	"pagedown":   {"PageDown", "PageDown", 34, ""},
+	"home":       {"Home", "Home", 36, ""},
+	"end":        {"End", "End", 35, ""},
+}
+
+func lookupKey(k string) (keyDef, bool) {
+	n := strings.ToLower(strings.TrimSpace(k))
+	switch n {
+	case "esc":
+		n = "escape"
+	case " ":
+		n = "space"
+	case "up", "down", "left", "right":
+		n = "arrow" + n
+	}
+	d, ok := keys[n]
+	return d, ok
+}
+
+func invalid(format string, args ...any) error {
+	return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, format, args...)
+}
+
+// validate checks the action's shape; nothing here touches the page.
+func validate(a Action) error {
+	hasXY := a.X != nil || a.Y != nil
+	if hasXY && (a.X == nil || a.Y == nil) {
+		return invalid("x and y go together")
+	}
+	switch a.Type {
+	case "click":
+		if (a.Ref == "") == !hasXY {
+			return invalid("click takes either ref or x,y")
+		}
+	case "fill":
+		if a.Ref == "" {
+			return invalid("fill needs ref")
+		}
+		if utf8.RuneCountInString(a.Text) > MaxFillChars {
+			return invalid("fill text is longer than %d characters", MaxFillChars)
+		}
+	case "select":
+		if a.Ref == "" {
+			return invalid("select needs ref")
+		}
+		if a.Value == "" && a.Label == "" {
+			return invalid("select needs value or label")
+		}
+	case "key":
+		if _, ok := lookupKey(a.Key); !ok {
+			return consent.Errorf(consent.CodeInvalidKey, consent.NextNone,
+				"key must be one of Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home, End")
+		}
+	case "scroll":
+		if math.IsNaN(a.DeltaY) || a.DeltaY < -MaxScroll || a.DeltaY > MaxScroll || a.DeltaY == 0 {
+			return consent.Errorf(consent.CodeInvalidScroll, consent.NextNone, "deltaY must be non-zero and within [-%d, %d]", MaxScroll, MaxScroll)
+		}
+	default:
+		return invalid("unknown action type %q (click, fill, select, key, scroll)", a.Type)
+	}
+	return nil
+}
+
+type jsErr struct {
+	Err    string `json:"err"`
+	Detail string `json:"detail"`
+}
+
+func (j jsErr) toError(ref string) error {
+	if j.Err == "" {
+		return nil
+	}
+	msg := j.Detail
+	var code consent.Code
+	next := consent.NextObserve
+	switch j.Err {
+	case "stale_element":
+		code, msg = consent.CodeStaleElement, "element "+ref+" is no longer in the page"
+	case "sign_in_required":
+		code, msg, next = consent.CodeSignInRequired, "password, one-time-code and file inputs are the operator's: ask for a take-over (browser_handoff)", consent.NextNone
+	case "element_disabled":
+		code, msg = consent.CodeElementDisabled, "disabled: "+msg
+	case "element_obscured":
+		code, msg = consent.CodeElementObscured, "another element is on top of "+ref+": "+msg
+	case "element_outside_viewport":
+		code, msg = consent.CodeElementOutsideViewport, "not inside the viewport after scrolling: "+msg
+	case "not_editable":
+		code, msg = consent.CodeNotEditable, "not a text field, textarea or contenteditable: "+msg
+	default:
+		code, next = consent.CodeInvalidAction, consent.NextNone
+	}
+	return consent.Errorf(code, next, "%s", msg)
+}
+
+// Prepare validates action a against observation obsID and resolves its
+// target for the review. It returns stale_observation, stale_element and the
+// other DESIGN codes that can be known before the gate; Dispatch re-checks
+// everything after it.
+func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, error) {
+	if err := validate(a); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	o := t.obs[obsID]
+	t.mu.Unlock()
+	if o == nil {
+		return nil, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "unknown observation %q for this tab", obsID)
+	}
+	if err := t.checkFresh(ctx, o); err != nil {
+		return nil, err
+	}
+	p := &Prepared{Action: a, tab: t, obs: o}
+	if a.Ref != "" {
+		var d struct {
+			jsErr
+			Role      string `json:"role"`
+			Name      string `json:"name"`
+			Sensitive bool   `json:"sensitive"`
+			Disabled  bool   `json:"disabled"`
+			Editable  bool   `json:"editable"`
+			ReadOnly  bool   `json:"readOnly"`
+			Tag       string `json:"tag"`
+		}
+		if err := t.runJSON(ctx, &d, "target", a.Ref); err != nil {
+			return nil, opErr(ctx, "prepare", err)
+		}
+		if err := d.toError(a.Ref); err != nil {
+			return nil, err
+		}
+		p.Target = &Target{Ref: a.Ref, Role: d.Role, Name: d.Name, Disabled: d.Disabled, Sensitive: d.Sensitive}
+		switch {
+		case d.Sensitive:
+			return nil, jsErr{Err: "sign_in_required"}.toError(a.Ref)
+		case d.Disabled:
+			return nil, jsErr{Err: "element_disabled", Detail: d.Role + " " + quote(d.Name)}.toError(a.Ref)
+		case a.Type == "fill" && (!d.Editable || d.ReadOnly):
+			return nil, jsErr{Err: "not_editable", Detail: d.Role + " " + quote(d.Name)}.toError(a.Ref)
+		case a.Type == "select":
+			var s jsErr
+			if err := t.runJSON(ctx, &s, "select", a.Ref, a.Value, a.Label, true); err != nil {
+				return nil, opErr(ctx, "prepare", err)
+			}
+			if err := s.toError(a.Ref); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if a.X != nil {
+		x, y := *a.X, *a.Y
+		if a.Type == "click" && o.image == nil {
+			return nil, consent.Errorf(consent.CodeImageRequired, consent.NextObserve, "click {x,y} needs an observation taken with includeImage")
+		}
+		if x < 0 || y < 0 || x >= o.state.VW || y >= o.state.VH {
+			return nil, consent.Errorf(consent.CodeOutsideViewport, consent.NextNone, "point %.0f,%.0f is outside the %.0fx%.0f viewport", x, y, o.state.VW, o.state.VH)
+		}
+		p.Point = &[2]float64{x, y}
+	} else if a.Type == "scroll" {
+		p.Point = &[2]float64{math.Floor(o.state.VW / 2), math.Floor(o.state.VH / 2)}
+	}
+	if a.Type == "key" {
+		sens, err := t.focusSensitive(ctx)
+		if err != nil {
+			return nil, opErr(ctx, "prepare", err)
+		}
+		if sens {
+			return nil, jsErr{Err: "sign_in_required"}.toError("")
+		}
+	}
+	t.mu.Lock()
+	o.freeze(t.now())
+	t.mu.Unlock()
+	return p, nil
+}
+
+func (t *Tab) focusSensitive(ctx context.Context) (bool, error) {
+	s, err := t.run(ctx, "focusSensitive")
+	if err != nil {
+		return false, err
+	}
+	return s == "true", nil
+}
+
+// Release ends a Prepared that will not be dispatched (denied, cancelled):
+// the observation's clock runs again and the observation is not consumed.
+func (p *Prepared) Release() {
+	t := p.tab
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.done = true
+	p.obs.thaw(t.now())
+}
+
+// Dispatch runs the prepared action once. It consumes the observation
+// whether or not it succeeds, re-checks freshness and the target, then sends
+// the input. The Receipt says dispatched; an error before any input reached
+// the page has Dispatched false, any error after it has Dispatched and
+// MayHaveChangedState true. Nothing is retried.
+func (p *Prepared) Dispatch(ctx context.Context) (Receipt, error) {
+	t := p.tab
+	o := p.obs
+	t.mu.Lock()
+	if p.done {
+		t.mu.Unlock()
+		return Receipt{}, invalid("this action was already dispatched or released")
+	}
+	p.done = true
+	o.thaw(t.now())
+	if o.consumed {
+		t.mu.Unlock()
+		return Receipt{}, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observation %s is stale: an action already used it", o.id)
+	}
+	t.mu.Unlock()
+	if err := t.checkFresh(ctx, o); err != nil {
+		t.consume(o)
+		return Receipt{}, err
+	}
+	t.consume(o)
+	a := p.Action
+	var err error
+	switch a.Type {
+	case "click":
+		err = t.click(ctx, p)
+	case "fill":
+		err = t.fill(ctx, a)
+	case "select":
+		err = t.choose(ctx, a)
+	case "key":
+		err = t.key(ctx, a)
+	case "scroll":
+		err = t.wheel(ctx, p)
+	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	return Receipt{Dispatched: true, Outcome: "not_yet_verified", Next: "observe"}, nil
+}
+
+func (t *Tab) consume(o *observation) {
+	t.mu.Lock()
+	o.consumed = true
+	t.mu.Unlock()
+}
+
+func (t *Tab) click(ctx context.Context, p *Prepared) error {
+	var x, y float64
+	if p.Point != nil {
+		x, y = p.Point[0], p.Point[1]
+		now, err := t.shoot(ctx, p.obs.clip)
+		if err != nil {
+			return opErr(ctx, "click", err)
+		}
+		same, err := samePixels(p.obs.image, now, x, y)
+		if err != nil {
+			return opErr(ctx, "click", err)
+		}
+		if !same {
+			return consent.Errorf(consent.CodePageChanged, consent.NextObserve, "the page looks different from the observation's image; observe again")
+		}
+	} else {
+		var r struct {
+			jsErr
+			X float64 `json:"x"`
+			Y float64 `json:"y"`
+		}
+		if err := t.runJSON(ctx, &r, "point", p.Action.Ref); err != nil {
+			return opErr(ctx, "click", err)
+		}
+		if err := r.toError(p.Action.Ref); err != nil {
+			return err
+		}
+		x, y = r.X, r.Y
+	}
+	t.drawCursor(ctx, x, y)
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	one, zero := 1, 0
+	for _, ev := range []proto.InputDispatchMouseEvent{
+		{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y, Buttons: &zero},
+		{Type: proto.InputDispatchMouseEventTypeMousePressed, X: x, Y: y, Button: proto.InputMouseButtonLeft, Buttons: &one, ClickCount: 1},
+		{Type: proto.InputDispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: proto.InputMouseButtonLeft, Buttons: &zero, ClickCount: 1},
+	} {
+		if err := ev.Call(pg); err != nil {
+			return afterDispatch(ctx, "click", err)
+		}
+	}
+	return nil
+}
+
+func (t *Tab) fill(ctx context.Context, a Action) error {
+	var r struct {
+		jsErr
+		SelectAll bool `json:"selectAll"`
+	}
+	if err := t.runJSON(ctx, &r, "prepFill", a.Ref); err != nil {
+		return opErr(ctx, "fill", err)
+	}
+	if err := r.toError(a.Ref); err != nil {
+		return err
+	}
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	if r.SelectAll {
+		// Inputs without a selection API (email, number) select through the
+		// editing command instead.
+		for _, typ := range []proto.InputDispatchKeyEventType{proto.InputDispatchKeyEventTypeRawKeyDown, proto.InputDispatchKeyEventTypeKeyUp} {
+			ev := proto.InputDispatchKeyEvent{Type: typ, Key: "a", Code: "KeyA", WindowsVirtualKeyCode: 65, Modifiers: 2}
+			if typ == proto.InputDispatchKeyEventTypeRawKeyDown {
+				ev.Commands = []string{"selectAll"}
+			}
+			if err := ev.Call(pg); err != nil {
+				return afterDispatch(ctx, "fill", err)
+			}
+		}
+	}
+	if a.Text == "" {
+		for _, typ := range []proto.InputDispatchKeyEventType{proto.InputDispatchKeyEventTypeRawKeyDown, proto.InputDispatchKeyEventTypeKeyUp} {
+			if err := (proto.InputDispatchKeyEvent{Type: typ, Key: "Delete", Code: "Delete", WindowsVirtualKeyCode: 46}).Call(pg); err != nil {
+				return afterDispatch(ctx, "fill", err)
+			}
+		}
+		return nil
+	}
+	if err := (proto.InputInsertText{Text: a.Text}).Call(pg); err != nil {
+		return afterDispatch(ctx, "fill", err)
+	}
+	return nil
+}
+
+func (t *Tab) choose(ctx context.Context, a Action) error {
+	var r jsErr
+	if err := t.runJSON(ctx, &r, "select", a.Ref, a.Value, a.Label, false); err != nil {
+		// The option may have been set before the call failed.
+		return afterDispatch(ctx, "select", err)
+	}
+	return r.toError(a.Ref)
+}
+
+func (t *Tab) key(ctx context.Context, a Action) error {
+	sens, err := t.focusSensitive(ctx)
+	if err != nil {
+		return opErr(ctx, "key", err)
+	}
+	if sens {
+		return jsErr{Err: "sign_in_required"}.toError("")
+	}
+	k, _ := lookupKey(a.Key)
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	down := proto.InputDispatchKeyEvent{Type: proto.InputDispatchKeyEventTypeRawKeyDown, Key: k.key, Code: k.code, WindowsVirtualKeyCode: k.vk}
+	if k.text != "" {
+		down.Type, down.Text, down.UnmodifiedText = proto.InputDispatchKeyEventTypeKeyDown, k.text, k.text
+	}
+	up := proto.InputDispatchKeyEvent{Type: proto.InputDispatchKeyEventTypeKeyUp, Key: k.key, Code: k.code, WindowsVirtualKeyCode: k.vk}
+	for _, ev := range []proto.InputDispatchKeyEvent{down, up} {
+		if err := ev.Call(pg); err != nil {
+			return afterDispatch(ctx, "key", err)
+		}
+	}
+	return nil
+}
+
+func (t *Tab) wheel(ctx context.Context, p *Prepared) error {
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	ev := proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseWheel, X: p.Point[0], Y: p.Point[1], DeltaY: p.Action.DeltaY}
+	if err := ev.Call(pg); err != nil {
+		return afterDispatch(ctx, "scroll", err)
+	}
+	return nil
+}
+
+// cursorShown is how long the agent cursor stays; DESIGN allows 900 ms.
+const cursorShown = 600 * time.Millisecond
+
+// drawCursor shows the agent cursor at (x,y) with a CDP Overlay highlight,
+// which page scripts cannot observe, and hides it after cursorShown. Every
+// failure is ignored: the cursor is for the operator's eyes only.
+func (t *Tab) drawCursor(ctx context.Context, x, y float64) {
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	t.mu.Lock()
+	on := t.overlay
+	t.mu.Unlock()
+	if !on {
+		if (proto.DOMEnable{}).Call(pg) != nil || (proto.OverlayEnable{}).Call(pg) != nil {
+			return
+		}
+		t.mu.Lock()
+		t.overlay = true
+		t.mu.Unlock()
+	}
+	alpha := 0.9
+	const half = 7
+	err := proto.OverlayHighlightRect{
+		X: int(math.Round(x)) - half, Y: int(math.Round(y)) - half, Width: 2 * half, Height: 2 * half,
+		Color:        &proto.DOMRGBA{R: 230, G: 0, B: 120, A: &alpha},
+		OutlineColor: &proto.DOMRGBA{R: 255, G: 255, B: 255},
+	}.Call(pg)
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	t.cursor++
+	gen := t.cursor
+	t.mu.Unlock()
+	time.AfterFunc(cursorShown, func() {
+		t.mu.Lock()
+		mine := t.cursor == gen
+		t.mu.Unlock()
+		if !mine {
+			return
+		}
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = proto.OverlayHideHighlight{}.Call(t.page.Context(c))
+	})
+}
+
+// hideCursorNow removes a cursor still on screen so it is not baked into an
+// observation's image.
+func (t *Tab) hideCursorNow(ctx context.Context) {
+	t.mu.Lock()
+	on := t.overlay
+	t.cursor++
+	t.mu.Unlock()
+	if !on {
+		return
+	}
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	_ = proto.OverlayHideHighlight{}.Call(pg)
+}

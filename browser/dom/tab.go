@@ -1,0 +1,291 @@
+package dom
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+//go:embed world.js
+var worldJS string
+
+const (
+	// worldName names our isolated world; Chromium keeps one world per
+	// name per document, so its global (and the ref map) persists across calls.
+	worldName = "tabwarden"
+	// callTimeout caps each CDP call when the caller's context has no
+	// earlier deadline.
+	callTimeout = 10 * time.Second
+	// DefaultLifetime is how long an observation stays usable (DESIGN §6 ref).
+	DefaultLifetime = 15 * time.Second
+	// keepObservations bounds the history kept for since diffs and cursors.
+	keepObservations = 16
+)
+
+// Options configure a Tab. The zero value is the DESIGN behaviour.
+type Options struct {
+	// Lifetime of an observation; zero means DefaultLifetime.
+	Lifetime time.Duration
+	// Now is the clock; nil means time.Now. Tests inject one to age
+	// observations without sleeping.
+	Now func() time.Time
+}
+
+// Tab is the observation and action state of one browser tab. Its methods
+// are safe for concurrent use, but the registry runs one operation per tab
+// at a time (busy), which is what keeps an observation's meaning simple.
+type Tab struct {
+	page     *rod.Page
+	id       string
+	lifetime time.Duration
+	now      func() time.Time
+
+	mu      sync.Mutex
+	world   proto.RuntimeExecutionContextID // 0: not created for this document yet
+	seq     int
+	obs     map[string]*observation
+	order   []string // observation ids, oldest first
+	overlay bool     // DOM+Overlay enabled on the session
+	cursor  int      // generation of the drawn cursor; a newer draw wins the hide
+}
+
+// NewTab wraps page; tabID is the registry's opaque id, used in headers.
+func NewTab(page *rod.Page, tabID string, opt Options) *Tab {
+	t := &Tab{page: page, id: tabID, lifetime: opt.Lifetime, now: opt.Now, obs: map[string]*observation{}}
+	if t.lifetime <= 0 {
+		t.lifetime = DefaultLifetime
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	return t
+}
+
+// ID is the tab id given to NewTab.
+func (t *Tab) ID() string { return t.id }
+
+// Invalidate expires every observation of the tab (take-over, resume, or
+// anything else the registry knows makes them meaningless).
+func (t *Tab) Invalidate() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range t.obs {
+		o.invalid = true
+	}
+}
+
+// call returns the page bound to ctx, capped at callTimeout.
+func (t *Tab) call(ctx context.Context) (*rod.Page, context.CancelFunc) {
+	c, cancel := context.WithTimeout(ctx, callTimeout)
+	return t.page.Context(c), cancel
+}
+
+var errNoContext = errors.New("isolated world context is gone")
+
+// worldID returns the isolated world's execution context, creating it for
+// the current document when needed.
+func (t *Tab) worldID(ctx context.Context) (proto.RuntimeExecutionContextID, error) {
+	t.mu.Lock()
+	id := t.world
+	t.mu.Unlock()
+	if id != 0 {
+		return id, nil
+	}
+	p, cancel := t.call(ctx)
+	defer cancel()
+	tree, err := proto.PageGetFrameTree{}.Call(p)
+	if err != nil {
+		return 0, err
+	}
+	w, err := proto.PageCreateIsolatedWorld{FrameID: tree.FrameTree.Frame.ID, WorldName: worldName}.Call(p)
+	if err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	t.world = w.ExecutionContextID
+	t.mu.Unlock()
+	return w.ExecutionContextID, nil
+}
+
+func (t *Tab) dropWorld(id proto.RuntimeExecutionContextID) {
+	t.mu.Lock()
+	if t.world == id {
+		t.world = 0
+	}
+	t.mu.Unlock()
+}
+
+func contextGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Cannot find default execution context")
+}
+
+// run evaluates fn(args...) on the isolated world's __tw object and returns
+// the string it returns. It installs the world script on a fresh document,
+// and recreates the world once when the document changed under it.
+func (t *Tab) run(ctx context.Context, fn string, args ...any) (string, error) {
+	var b strings.Builder
+	b.WriteString("globalThis.__tw ? __tw.")
+	b.WriteString(fn)
+	b.WriteByte('(')
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		j, err := json.Marshal(a)
+		if err != nil {
+			return "", err
+		}
+		b.Write(j)
+	}
+	b.WriteString(") : undefined")
+	expr := b.String()
+	for attempt := 0; ; attempt++ {
+		id, err := t.worldID(ctx)
+		if err != nil {
+			return "", err
+		}
+		v, undef, err := t.eval(ctx, id, expr)
+		if contextGone(err) && attempt < 2 {
+			t.dropWorld(id)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if !undef {
+			return v, nil
+		}
+		if attempt >= 2 {
+			return "", errors.New("isolated world script did not install")
+		}
+		if _, _, err := t.eval(ctx, id, worldJS); err != nil {
+			if contextGone(err) {
+				t.dropWorld(id)
+			}
+			if attempt < 2 {
+				continue
+			}
+			return "", err
+		}
+	}
+}
+
+func (t *Tab) eval(ctx context.Context, id proto.RuntimeExecutionContextID, expr string) (string, bool, error) {
+	p, cancel := t.call(ctx)
+	defer cancel()
+	res, err := proto.RuntimeEvaluate{Expression: expr, ContextID: id, ReturnByValue: true, Silent: true}.Call(p)
+	if err != nil {
+		return "", false, err
+	}
+	if res.ExceptionDetails != nil {
+		msg := res.ExceptionDetails.Text
+		if res.ExceptionDetails.Exception != nil {
+			msg += " " + res.ExceptionDetails.Exception.Description
+		}
+		return "", false, fmt.Errorf("isolated world: %s", msg)
+	}
+	if res.Result.Type == proto.RuntimeRemoteObjectTypeUndefined {
+		return "", true, nil
+	}
+	return res.Result.Value.Str(), false, nil
+}
+
+// runJSON is run with the result decoded into out.
+func (t *Tab) runJSON(ctx context.Context, out any, fn string, args ...any) error {
+	s, err := t.run(ctx, fn, args...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(s), out); err != nil {
+		return fmt.Errorf("isolated world %s: %w", fn, err)
+	}
+	return nil
+}
+
+// pageState is what an observation must still match to be usable.
+type pageState struct {
+	Token   string  `json:"token"`
+	Muts    int     `json:"muts"`
+	Scrolls int     `json:"scrolls"`
+	SX      float64 `json:"sx"`
+	SY      float64 `json:"sy"`
+	VW      float64 `json:"vw"`
+	VH      float64 `json:"vh"`
+	DPR     float64 `json:"dpr"`
+	Href    string  `json:"href"`
+	Title   string  `json:"title"`
+}
+
+func (t *Tab) state(ctx context.Context) (pageState, error) {
+	var s pageState
+	err := t.runJSON(ctx, &s, "stateJSON")
+	return s, err
+}
+
+// changed names the expiry rule that s violates relative to base, or "".
+func (base pageState) changed(s pageState) string {
+	switch {
+	case s.Token != base.Token || s.Href != base.Href:
+		return "the page navigated"
+	case s.VW != base.VW || s.VH != base.VH || s.DPR != base.DPR:
+		return "the viewport changed"
+	case s.SX != base.SX || s.SY != base.SY || s.Scrolls != base.Scrolls:
+		return "the page scrolled"
+	case s.Muts != base.Muts:
+		return "the page changed"
+	}
+	return ""
+}
+
+// opErr maps a failure before any input reached the page onto a DESIGN code.
+func opErr(ctx context.Context, what string, err error) error {
+	var ce *consent.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+		return consent.Errorf(consent.CodeCanceled, consent.NextNone, "%s: canceled", what)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return consent.Errorf(consent.CodeTimeout, consent.NextObserve, "%s: timed out", what)
+	case contextGone(err):
+		return consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "%s: the page navigated", what)
+	}
+	return consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextObserve, "%s: %v", what, err)
+}
+
+// afterDispatch maps a failure once input may have reached the page: the
+// outcome is unknown, so the agent must observe before anything else.
+func afterDispatch(ctx context.Context, what string, err error) error {
+	e := opErr(ctx, what, err).(*consent.Error)
+	if e.Code == consent.CodeStaleObservation {
+		e.Code = consent.CodeBrowserOperationFailed
+	}
+	e.Dispatched = true
+	e.MayHaveChangedState = true
+	e.Next = consent.NextObserveBeforeRetry
+	return e
+}
+
+func newID(seq int) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("o%d-%s", seq, hex.EncodeToString(b[:]))
+}
