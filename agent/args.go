@@ -1,0 +1,69 @@
+package agent
+
+import "encoding/json"
+
+// Tool argument shapes of DESIGN §5. The MCP input schemas are inferred from
+// these structs (jsonschema tags carry the descriptions the model reads), so
+// the dispatch and the wire schema cannot drift apart.
+
+type TabsArgs struct{}
+
+type OpenArgs struct {
+	URL        string `json:"url" jsonschema:"absolute http(s) URL to open; the operator approves each new origin"`
+	TabID      string `json:"tabId,omitempty" jsonschema:"reuse this owned tab instead of opening a new one"`
+	Background bool   `json:"background,omitempty" jsonschema:"open without bringing the tab to front; its reviews wait until the operator selects it"`
+}
+
+type NavigateArgs struct {
+	TabID  string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	URL    string `json:"url,omitempty" jsonschema:"absolute http(s) URL; give url or action, not both"`
+	Action string `json:"action,omitempty" jsonschema:"back, forward or reload"`
+}
+
+type ObserveArgs struct {
+	TabID        string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	IncludeImage bool   `json:"includeImage,omitempty" jsonschema:"also return a viewport PNG (needed for click by x,y)"`
+	Cursor       string `json:"cursor,omitempty" jsonschema:"page through elements and text left out of a previous observation"`
+	Since        string `json:"since,omitempty" jsonschema:"observationId: return only elements added, removed or changed since it"`
+	TextChars    int    `json:"textChars,omitempty" jsonschema:"page text characters to return (default 4000, at most 16000)"`
+}
+
+// ActAction is one page action. Which fields apply depends on type.
+type ActAction struct {
+	Type   string   `json:"type" jsonschema:"click, fill, select, key or scroll"`
+	Ref    string   `json:"ref,omitempty" jsonschema:"element ref from the observation, e.g. e12"`
+	X      *float64 `json:"x,omitempty" jsonschema:"CSS pixel x (click by coordinates needs an image observation; scroll position)"`
+	Y      *float64 `json:"y,omitempty" jsonschema:"CSS pixel y"`
+	Text   string   `json:"text,omitempty" jsonschema:"fill: text that replaces the field's content (at most 8000 chars)"`
+	Value  string   `json:"value,omitempty" jsonschema:"select: option value"`
+	Label  string   `json:"label,omitempty" jsonschema:"select: option label"`
+	Key    string   `json:"key,omitempty" jsonschema:"key: Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home or End"`
+	DeltaY *int     `json:"deltaY,omitempty" jsonschema:"scroll: pixels, -1200 to 1200"`
+}
+
+type ActArgs struct {
+	TabID         string    `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	ObservationID string    `json:"observationId" jsonschema:"the observation this action is based on; each observation is used up by one action"`
+	Action        ActAction `json:"action"`
+}
+
+type VerifyArgs struct {
+	TabID     string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	Assertion string `json:"assertion" jsonschema:"text_contains, text_absent, url_is, title_contains or element_visible"`
+	Value     string `json:"value" jsonschema:"text, URL or title to check; for element_visible: role and name as 'button \"Save\"'"`
+}
+
+type HandoffArgs struct {
+	TabID  string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	Reason string `json:"reason,omitempty" jsonschema:"what the person should do, e.g. sign in or solve a CAPTCHA"`
+}
+
+type ListToolsArgs struct {
+	TabID string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+}
+
+type CallToolArgs struct {
+	TabID  string          `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	ToolID string          `json:"toolId" jsonschema:"toolId from webmcp_list_tools"`
+	Input  json.RawMessage `json:"input,omitempty" jsonschema:"input object matching the tool's inputSchema"`
+}
