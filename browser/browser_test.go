@@ -157,4 +157,3 @@ func TestDirectOpenDenied(t *testing.T) {
 		t.Fatalf("%d requests reached the site after denial", n)
 	}
 }
-

@@ -1,0 +1,195 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// groupMembers lists processes whose process group is pgid; with live
+// set, zombies are left out.
+func groupMembers(pgid int, live bool) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid pgrp ...
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 {
+			continue
+		}
+		if live && f[0] == "Z" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid || pid == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func TestCloseLeavesNoProcessOrGoroutine(t *testing.T) {
+	needChromium(t)
+	a := fixture.Start(t)
+	before := runtime.NumGoroutine()
+
+	g := newFakeGate()
+	profile := filepath.Join(t.TempDir(), "profile")
+	b, err := Launch(testCtx(t), Options{Headless: true, ProfileDir: profile, Gate: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{b: b, gate: g}
+	pid := b.PID()
+	if pid == 0 || len(groupMembers(pid, true)) == 0 {
+		t.Fatalf("no Chromium process group for pid %d", pid)
+	}
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/signin.html")
+	// A review left pending at Close must not keep anything alive.
+	// A review left pending at Close must not keep anything alive: a
+	// cross-origin-free reload of a covered origin would pass, so hold a
+	// fresh tab's first navigation instead.
+	tab2 := e.newTab(t)
+	held := e.navigate(testCtx(t), tab2, a.URL+"/session")
+	e.gate.expectAsk(t, a.URL)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := groupMembers(pid, true); len(left) != 0 {
+		t.Fatalf("Chromium processes still running after Close: %v", left)
+	}
+	// Helpers orphaned by the kill are zombies of init until it reaps them;
+	// none may stay.
+	waitFor(t, "Chromium zombies reaped", func() bool { return len(groupMembers(pid, false)) == 0 })
+	if _, err := os.Stat(profile); err != nil {
+		t.Fatalf("Close touched the profile: %v", err)
+	}
+	if err := <-held; err == nil {
+		t.Fatal("a navigation held at its review succeeded across Close")
+	}
+	if _, err := b.NewTab(testCtx(t), conv, false); consent.CodeOf(err) != consent.CodeBrowserUnavailable {
+		t.Fatalf("op after Close: %v, want browser_unavailable", err)
+	}
+	// The fixture's connection goroutines end as their sockets close; give
+	// the runtime that moment.
+	if !poll(func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: %d before, %d after Close\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// poll is for state nothing signals (the process table, the goroutine
+// count): it re-checks cond for up to 10 s.
+func poll(cond func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if !poll(cond) {
+		t.Fatalf("timed out: %s", what)
+	}
+}
+
+func TestSecondConsoleOnSameProfileFailsClearly(t *testing.T) {
+	profile := filepath.Join(t.TempDir(), "profile")
+	e := launch(t, func(o *Options) { o.ProfileDir = profile })
+	_, err := Launch(testCtx(t), Options{Headless: true, ProfileDir: profile, Gate: newFakeGate()})
+	wantCode(t, err, consent.CodeBrowserUnavailable)
+	want := fmt.Sprintf("profile %s is in use by another Chromium (pid %d); close it or pass --profile DIR", profile, e.b.PID())
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q\nwant it to contain %q", err, want)
+	}
+}
+
+func TestProfileLockRules(t *testing.T) {
+	dir := t.TempDir()
+	host, _ := os.Hostname()
+	lock := filepath.Join(dir, "SingletonLock")
+	if err := CheckProfileLock(dir); err != nil {
+		t.Fatalf("no lock: %v", err)
+	}
+	if err := os.Symlink(fmt.Sprintf("%s-%d", host, os.Getpid()), lock); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, CheckProfileLock(dir), consent.CodeBrowserUnavailable)
+
+	// A lock left by a Chromium that is gone is Chromium's to replace.
+	os.Remove(lock)
+	if err := os.Symlink(fmt.Sprintf("%s-%d", host, deadPID(t)), lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckProfileLock(dir); err != nil {
+		t.Fatalf("stale lock: %v", err)
+	}
+}
+
+// deadPID returns a pid that belonged to a process which has exited.
+func deadPID(t *testing.T) int {
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Skipf("cannot start /bin/true: %v", err)
+	}
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return p.Pid
+}
+
+func TestHeadedWithoutDisplayNamesTheWaysOut(t *testing.T) {
+	needChromium(t)
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	profile := filepath.Join(t.TempDir(), "profile")
+	_, err := Launch(testCtx(t), Options{ProfileDir: profile, Gate: newFakeGate()})
+	wantCode(t, err, consent.CodeBrowserUnavailable)
+	for _, s := range []string{"ssh -X", "xvfb-run -a tabwarden", "--headless"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+	if _, err := os.Stat(profile); !os.IsNotExist(err) {
+		t.Errorf("a failed launch created the profile: %v", err)
+	}
+}
+
+func TestNoChromiumIsNeverDownloaded(t *testing.T) {
+	t.Setenv(EnvChromium, "")
+	t.Setenv("PATH", t.TempDir())
+	_, err := Launch(context.Background(), Options{Headless: true, ProfileDir: t.TempDir(), Gate: newFakeGate()})
+	wantCode(t, err, consent.CodeBrowserUnavailable)
+	if !strings.Contains(err.Error(), "--chromium") || !strings.Contains(err.Error(), EnvChromium) {
+		t.Fatalf("error %q does not say how to point at Chromium", err)
+	}
+	_, err = Launch(context.Background(), Options{Chromium: "/nonexistent/chromium", Headless: true, ProfileDir: t.TempDir(), Gate: newFakeGate()})
+	wantCode(t, err, consent.CodeBrowserUnavailable)
+}

@@ -1,0 +1,45 @@
+package browser
+
+import (
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/policy"
+)
+
+func TestPolicyOriginsStopEveryRequestToOtherServers(t *testing.T) {
+	a, b := fixture.Start(t), fixture.Start(t)
+	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q]}}`, a.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := launch(t, func(o *Options) { o.Policy = pol })
+	tab := e.newTab(t)
+
+	// A page of the approved origin reaches for b every way it can.
+	e.open(t, tab, a.URL, a.URL+"/subresources.html?other="+url.QueryEscape(b.URL))
+	// img, script, stylesheet, fetch, POST fetch and beacon come from the
+	// main frame and are counted against the tab.
+	e.gate.until(t, "six blocked sub-resources", func(g *fakeGate) bool {
+		return g.tabs[tab].BlockedRequests >= 6
+	})
+	if _, err := a.WaitPath(testCtx(t), "/record"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Navigating there fails on policy before any review: no approval can
+	// widen policy.
+	err = e.b.Navigate(testCtx(t), conv, tab, b.URL+"/session")
+	wantCode(t, err, consent.CodeWebsiteBlocked)
+	if err.Error() != "website_blocked: "+policy.MsgWebsiteBlocked {
+		t.Fatalf("message %q", err)
+	}
+	e.gate.noAsk(t)
+	e.waitURL(t, tab, "about:blank")
+	if n := b.Total(); n != 0 {
+		t.Fatalf("%d requests reached the unapproved server: %+v", n, b.Requests())
+	}
+}
