@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -27,7 +28,8 @@ func newVersionCmd(s streams) *cobra.Command {
 				c = vcsRevision()
 			}
 			fmt.Fprintf(s.out, "tabwarden %s\ncommit: %s\n", version, c)
-			if date != "" {
+			// goreleaser stamps the zero time when git could not say.
+			if date != "" && !strings.HasPrefix(date, "0001-") {
 				fmt.Fprintf(s.out, "built: %s\n", date)
 			}
 			fmt.Fprintf(s.out, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
