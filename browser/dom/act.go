@@ -359,6 +359,7 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		x, y = r.X, r.Y
 	}
 	t.drawCursor(ctx, x, y)
+	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
 	one, zero := 1, 0
@@ -385,6 +386,7 @@ func (t *Tab) fill(ctx context.Context, a Action) error {
 	if err := r.toError(a.Ref); err != nil {
 		return err
 	}
+	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
 	if r.SelectAll {
@@ -416,6 +418,7 @@ func (t *Tab) fill(ctx context.Context, a Action) error {
 
 func (t *Tab) choose(ctx context.Context, a Action) error {
 	var r jsErr
+	t.inputStarts()
 	if err := t.runJSON(ctx, &r, "select", a.Ref, a.Value, a.Label, false); err != nil {
 		// The option may have been set before the call failed.
 		return afterDispatch(ctx, "select", err)
@@ -432,6 +435,7 @@ func (t *Tab) key(ctx context.Context, a Action) error {
 		return jsErr{Err: "sign_in_required"}.toError("")
 	}
 	k, _ := lookupKey(a.Key)
+	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
 	down := proto.InputDispatchKeyEvent{Type: proto.InputDispatchKeyEventTypeRawKeyDown, Key: k.key, Code: k.code, WindowsVirtualKeyCode: k.vk}
@@ -448,6 +452,7 @@ func (t *Tab) key(ctx context.Context, a Action) error {
 }
 
 func (t *Tab) wheel(ctx context.Context, p *Prepared) error {
+	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
 	ev := proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseWheel, X: p.Point[0], Y: p.Point[1], DeltaY: p.Action.DeltaY}

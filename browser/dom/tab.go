@@ -59,6 +59,16 @@ type Tab struct {
 	order   []string // observation ids, oldest first
 	overlay bool     // DOM+Overlay enabled on the session
 	cursor  int      // generation of the drawn cursor; a newer draw wins the hide
+
+	// beforeInput, when set by a test, runs just before the first input
+	// event of a dispatch.
+	beforeInput func()
+}
+
+func (t *Tab) inputStarts() {
+	if t.beforeInput != nil {
+		t.beforeInput()
+	}
 }
 
 // NewTab wraps page; tabID is the registry's opaque id, used in headers.
