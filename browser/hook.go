@@ -21,15 +21,25 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	dec := b.decide(req.URL, req.Method, req.HasPostData, false)
 
 	t, owned := b.mainFrameTab(e)
+	if owned && main {
+		b.reg.mu.Lock()
+		t.navs++
+		close(t.lifeCh)
+		t.lifeCh = make(chan struct{})
+		b.reg.mu.Unlock()
+	}
 	if !dec.Allow {
-		if t != nil && main {
+		switch {
+		case owned && main:
+			b.refuse(t, e, policyError(dec))
+		case t != nil && main:
+			// An operator tab: Chromium's own "blocked" page tells the
+			// operator what happened.
 			b.setDenial(t, policyError(dec))
-		} else {
+			b.fail(e)
+		default:
 			b.countBlocked(e.FrameID)
-		}
-		b.fail(e)
-		if owned && main {
-			b.release(t)
+			b.fail(e)
 		}
 		return
 	}
@@ -49,9 +59,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	}
 	origin, ok := originOf(req.URL)
 	if !ok {
-		b.setDenial(t, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
-		b.fail(e)
-		b.release(t)
+		b.refuse(t, e, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
 		return
 	}
 	err := b.gate.Ask(b.ctx, consent.Request{
@@ -67,9 +75,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		},
 	})
 	if err != nil {
-		b.setDenial(t, err)
-		b.fail(e)
-		b.release(t)
+		b.refuse(t, e, err)
 		return
 	}
 	b.reg.mu.Lock()
@@ -149,6 +155,22 @@ func (b *Browser) fail(e *proto.FetchRequestPaused) {
 	if err != nil {
 		b.log.Debug("fail request", "err", err)
 	}
+}
+
+// refuse ends a task tab's main-frame request that may not go out and
+// releases the tab. The request is answered locally with 204 rather than
+// failed: a 204 aborts the navigation without committing Chromium's error
+// page, so nothing can commit after release has put the tab on about:blank.
+func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
+	b.setDenial(t, why)
+	ctx, cancel := b.call(nil)
+	err := proto.FetchFulfillRequest{RequestID: e.RequestID, ResponseCode: 204, Body: []byte{}}.Call(b.rod.Context(ctx))
+	cancel()
+	if err != nil {
+		b.log.Debug("refuse request", "err", err)
+		b.fail(e)
+	}
+	b.release(t)
 }
 
 // release puts a task tab whose navigation was refused back on

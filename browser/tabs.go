@@ -39,6 +39,10 @@ type tab struct {
 	loader    proto.NetworkLoaderID
 	lifecycle map[proto.PageLifecycleEventName]bool
 	lifeCh    chan struct{} // closed and replaced on each lifecycle event
+	// navs counts main-frame document requests the hook has seen; a new
+	// one means the page is already navigating away (a script or meta
+	// refresh), and its load may never come.
+	navs uint64
 }
 
 func (t *tab) info() consent.TabInfo {
@@ -376,9 +380,12 @@ func (b *Browser) onLifecycle(sid proto.TargetSessionID, e *proto.PageLifecycleE
 func (b *Browser) waitLoad(ctx context.Context, t *tab, loader proto.NetworkLoaderID) {
 	limit := time.NewTimer(loadWait)
 	defer limit.Stop()
+	b.reg.mu.Lock()
+	navs := t.navs
+	b.reg.mu.Unlock()
 	for {
 		b.reg.mu.Lock()
-		done := t.closed || (t.loader == loader && t.lifecycle[proto.PageLifecycleEventNameLoad])
+		done := t.closed || t.navs != navs || (t.loader == loader && t.lifecycle[proto.PageLifecycleEventNameLoad])
 		ch := t.lifeCh
 		b.reg.mu.Unlock()
 		if done {
