@@ -1,0 +1,656 @@
+package webmcp
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+	"github.com/ysmood/gson"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+//go:embed polyfill.js
+var polyfillJS string
+
+// Mode says which implementation serves a tab's site tools.
+type Mode string
+
+const (
+	// ModeAuto asks the browser: native when document.modelContext exists
+	// in an isolated world (where no page script can fake it).
+	ModeAuto     Mode = ""
+	ModeNative   Mode = "native"
+	ModePolyfill Mode = "polyfill"
+)
+
+// Site is one tab's site-tool connection: it follows frames and
+// registrations and invokes tools. It never decides anything: eligibility
+// and sanitizing happen on every listing, consent is the caller's.
+type Site struct {
+	p    Page
+	mode Mode
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	pumped chan struct{}
+
+	mu       sync.Mutex
+	rev      uint64                             // bumped by each main-frame document
+	frameGen map[proto.PageFrameID]uint64       // bumped when a frame's document goes
+	native   map[proto.PageFrameID][]WebMCPTool // registration order
+	contexts map[proto.PageFrameID]proto.RuntimeExecutionContextID
+	ppNone   map[proto.PageFrameID]bool // polyfill: document sent Permissions-Policy tools=()
+	waiters  map[string]chan WebMCPToolResponded
+	early    map[string]WebMCPToolResponded
+}
+
+// Attach connects to a tab. Call it before the tab navigates to the site
+// (the polyfill is installed for new documents); the current document also
+// gets it. ctx bounds the attach calls only; the Site lives until Close.
+func Attach(ctx context.Context, p Page, mode Mode) (*Site, error) {
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &Site{
+		p: p, ctx: sctx, cancel: cancel, pumped: make(chan struct{}),
+		frameGen: map[proto.PageFrameID]uint64{}, native: map[proto.PageFrameID][]WebMCPTool{},
+		contexts: map[proto.PageFrameID]proto.RuntimeExecutionContextID{}, ppNone: map[proto.PageFrameID]bool{},
+		waiters: map[string]chan WebMCPToolResponded{}, early: map[string]WebMCPToolResponded{},
+	}
+	events := p.Event()
+	go s.pump(events)
+	fail := func(what string, err error) (*Site, error) {
+		s.Close()
+		return nil, &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: fmt.Sprintf("site tools: %s: %v", what, err)}
+	}
+	c, done := s.sess(ctx)
+	defer done()
+	if err := (proto.PageEnable{}).Call(c); err != nil {
+		return fail("Page.enable", err)
+	}
+	if mode == ModeAuto {
+		native, err := detectNative(c)
+		if err != nil {
+			return fail("detect WebMCP", err)
+		}
+		mode = ModePolyfill
+		if native {
+			mode = ModeNative
+		}
+	}
+	s.mode = mode
+	switch mode {
+	case ModeNative:
+		if err := (WebMCPEnable{}).Call(c); err != nil {
+			return fail("WebMCP.enable", err)
+		}
+	case ModePolyfill:
+		if err := (proto.RuntimeEnable{}).Call(c); err != nil {
+			return fail("Runtime.enable", err)
+		}
+		if err := (proto.NetworkEnable{}).Call(c); err != nil {
+			return fail("Network.enable", err)
+		}
+		if _, err := (proto.PageAddScriptToEvaluateOnNewDocument{Source: polyfillJS, RunImmediately: true}).Call(c); err != nil {
+			return fail("install polyfill", err)
+		}
+	default:
+		return fail("mode", fmt.Errorf("unknown mode %q", mode))
+	}
+	return s, nil
+}
+
+// Mode reports the implementation in use.
+func (s *Site) Mode() Mode { return s.mode }
+
+// Close stops following the tab. Invocations in flight end with canceled.
+func (s *Site) Close() {
+	s.cancel()
+}
+
+func (s *Site) sess(ctx context.Context) (session, context.CancelFunc) {
+	c, cancel := context.WithTimeout(ctx, cdpTimeout)
+	return session{p: s.p, ctx: c}, cancel
+}
+
+// detectNative looks for document.modelContext in a fresh isolated world:
+// a page can define a fake in its own world, never in ours.
+func detectNative(c session) (bool, error) {
+	tree, err := proto.PageGetFrameTree{}.Call(c)
+	if err != nil {
+		return false, err
+	}
+	w, err := proto.PageCreateIsolatedWorld{FrameID: tree.FrameTree.Frame.ID, WorldName: "tabwarden-probe-" + randomID()}.Call(c)
+	if err != nil {
+		return false, err
+	}
+	r, err := proto.RuntimeEvaluate{Expression: `typeof document.modelContext === "object" && document.modelContext !== null`,
+		ContextID: w.ExecutionContextID, ReturnByValue: true}.Call(c)
+	if err != nil {
+		return false, err
+	}
+	return r.Result.Value.Bool(), nil
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// pump applies the session's events to the Site's state. It never blocks
+// on anything but the event channel: waiters have a one-slot buffer.
+func (s *Site) pump(events <-chan *rod.Message) {
+	defer close(s.pumped)
+	for {
+		select {
+		case <-s.ctx.Done():
+			s.failWaiters()
+			return
+		case m, ok := <-events:
+			if !ok {
+				s.cancel()
+				s.failWaiters()
+				return
+			}
+			s.apply(m)
+		}
+	}
+}
+
+func (s *Site) failWaiters() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, w := range s.waiters {
+		w <- WebMCPToolResponded{InvocationID: id, Status: "Canceled"}
+		delete(s.waiters, id)
+	}
+}
+
+func (s *Site) apply(m *rod.Message) {
+	// rod's Message.Load panics on an event that does not decode into our
+	// type; such an event is dropped, never fatal to the tab.
+	defer func() { _ = recover() }()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch m.Method {
+	case "WebMCP.toolsAdded":
+		var e WebMCPToolsAdded
+		if !m.Load(&e) {
+			return
+		}
+		for _, t := range e.Tools {
+			list := s.native[t.FrameID]
+			replaced := false
+			for i := range list {
+				if list[i].Name == t.Name {
+					list[i], replaced = t, true
+				}
+			}
+			if !replaced {
+				list = append(list, t)
+			}
+			s.native[t.FrameID] = list
+		}
+	case "WebMCP.toolsRemoved":
+		var e WebMCPToolsRemoved
+		if !m.Load(&e) {
+			return
+		}
+		for _, t := range e.Tools {
+			list := s.native[t.FrameID]
+			for i := range list {
+				if list[i].Name == t.Name {
+					s.native[t.FrameID] = append(list[:i:i], list[i+1:]...)
+					break
+				}
+			}
+		}
+	case "WebMCP.toolResponded":
+		var e WebMCPToolResponded
+		if !m.Load(&e) {
+			return
+		}
+		if w, ok := s.waiters[e.InvocationID]; ok {
+			delete(s.waiters, e.InvocationID)
+			w <- e
+			return
+		}
+		// The reply to invokeTool may still be on its way to the caller.
+		if len(s.early) > 64 {
+			clear(s.early)
+		}
+		s.early[e.InvocationID] = e
+	case "Page.frameNavigated":
+		var e proto.PageFrameNavigated
+		if !m.Load(&e) || e.Frame == nil {
+			return
+		}
+		if e.Frame.ParentID == "" {
+			s.rev++
+			clear(s.native)
+		}
+		s.frameGen[e.Frame.ID]++
+		delete(s.native, e.Frame.ID)
+	case "Page.frameDetached":
+		var e proto.PageFrameDetached
+		if !m.Load(&e) {
+			return
+		}
+		s.frameGen[e.FrameID]++
+		delete(s.native, e.FrameID)
+		delete(s.contexts, e.FrameID)
+	case "Runtime.executionContextCreated":
+		var e proto.RuntimeExecutionContextCreated
+		if !m.Load(&e) || e.Context == nil {
+			return
+		}
+		var aux struct {
+			FrameID   proto.PageFrameID `json:"frameId"`
+			IsDefault bool              `json:"isDefault"`
+		}
+		b, _ := json.Marshal(e.Context.AuxData)
+		if json.Unmarshal(b, &aux) == nil && aux.IsDefault && aux.FrameID != "" {
+			s.contexts[aux.FrameID] = e.Context.ID
+		}
+	case "Runtime.executionContextDestroyed":
+		var e proto.RuntimeExecutionContextDestroyed
+		if !m.Load(&e) {
+			return
+		}
+		for f, id := range s.contexts {
+			if id == e.ExecutionContextID {
+				delete(s.contexts, f)
+			}
+		}
+	case "Runtime.executionContextsCleared":
+		clear(s.contexts)
+	case "Network.responseReceived":
+		var e proto.NetworkResponseReceived
+		if !m.Load(&e) || e.Type != proto.NetworkResourceTypeDocument || e.FrameID == "" || e.Response == nil {
+			return
+		}
+		h := http.Header{}
+		for k, v := range e.Response.Headers {
+			h.Add(k, v.Str())
+		}
+		s.ppNone[e.FrameID] = toolsDisallowed(h.Values("Permissions-Policy"))
+	}
+}
+
+// toolsDisallowed reports whether a Permissions-Policy header value turns
+// the "tools" feature off for the document ("tools=()"). Only the empty
+// allowlist matters here: every frame we consider is either the top
+// document or same-origin with it or explicitly delegated.
+func toolsDisallowed(values []string) bool {
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			k, list, ok := strings.Cut(strings.TrimSpace(item), "=")
+			if ok && strings.TrimSpace(k) == "tools" && strings.ReplaceAll(list, " ", "") == "()" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// snapshot is the identity of a listing: the document revision and the
+// generation of each frame at the time.
+type frameInfo struct {
+	id     proto.PageFrameID
+	parent proto.PageFrameID
+	origin string
+	gen    uint64
+}
+
+// frames returns the eligible frames of the current document and the
+// revision they belong to, plus rejected entries for frames that are
+// excluded for a reason the operator should see.
+func (s *Site) frames(ctx context.Context) (uint64, []frameInfo, error) {
+	c, done := s.sess(ctx)
+	defer done()
+	s.mu.Lock()
+	rev := s.rev
+	s.mu.Unlock()
+	tree, err := proto.PageGetFrameTree{}.Call(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	var out []frameInfo
+	top := tree.FrameTree.Frame.SecurityOrigin
+	var walk func(t *proto.PageFrameTree, parentOK bool)
+	walk = func(t *proto.PageFrameTree, parentOK bool) {
+		f := t.Frame
+		ok := parentOK && s.eligible(c, f, top)
+		if ok {
+			s.mu.Lock()
+			out = append(out, frameInfo{id: f.ID, parent: f.ParentID, origin: f.SecurityOrigin, gen: s.frameGen[f.ID]})
+			s.mu.Unlock()
+		}
+		for _, ch := range t.ChildFrames {
+			walk(ch, ok)
+		}
+	}
+	walk(tree.FrameTree, true)
+	s.mu.Lock()
+	same := s.rev == rev
+	s.mu.Unlock()
+	if !same {
+		return 0, nil, consent.Errorf(consent.CodePageChanged, consent.NextObserve, "the page navigated while its site tools were listed")
+	}
+	return rev, out, nil
+}
+
+// eligible applies DESIGN §7's frame rule to one frame whose ancestors are
+// eligible: the top document and same-origin frames, cross-origin frames
+// only with <iframe allow="tools">; Permissions-Policy tools=() excludes.
+func (s *Site) eligible(c session, f *proto.PageFrame, top string) bool {
+	if s.mode == ModeNative {
+		// The browser knows the feature: its policy state covers the
+		// header, the allow attribute and inheritance.
+		st, err := proto.PageGetPermissionsPolicyState{FrameID: f.ID}.Call(c)
+		if err != nil {
+			return false
+		}
+		for _, x := range st.States {
+			if x.Feature == "tools" {
+				return x.Allowed
+			}
+		}
+		return false
+	}
+	s.mu.Lock()
+	blocked := s.ppNone[f.ID]
+	s.mu.Unlock()
+	if blocked {
+		return false
+	}
+	if f.ParentID == "" || f.SecurityOrigin == top {
+		return true
+	}
+	return delegated(c, f.ID)
+}
+
+// delegated reads the owner <iframe>'s allow attribute over CDP (never
+// through page script) and looks for the "tools" feature.
+func delegated(c session, id proto.PageFrameID) bool {
+	owner, err := proto.DOMGetFrameOwner{FrameID: id}.Call(c)
+	if err != nil {
+		return false
+	}
+	n, err := proto.DOMDescribeNode{BackendNodeID: owner.BackendNodeID}.Call(c)
+	if err != nil || n.Node == nil {
+		return false
+	}
+	a := n.Node.Attributes
+	for i := 0; i+1 < len(a); i += 2 {
+		if strings.EqualFold(a[i], "allow") {
+			for _, d := range strings.Split(a[i+1], ";") {
+				if fs := strings.Fields(d); len(fs) > 0 && fs[0] == "tools" {
+					return len(fs) == 1 || !(len(fs) == 2 && fs[1] == "'none'")
+				}
+			}
+		}
+	}
+	return false
+}
+
+// listing is one discovery pass before sanitizing.
+type listing struct {
+	rev    uint64
+	gens   map[proto.PageFrameID]uint64
+	descs  []Descriptor
+	broken []Rejected // frames that did not answer
+}
+
+func (s *Site) list(ctx context.Context) (*listing, error) {
+	rev, frames, err := s.frames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &listing{rev: rev, gens: map[proto.PageFrameID]uint64{}}
+	for _, f := range frames {
+		l.gens[f.id] = f.gen
+		ds, err := s.frameDescriptors(ctx, f)
+		if err != nil {
+			l.broken = append(l.broken, Rejected{Origin: f.origin, Code: consent.CodeInvalidSiteTool,
+				Error: "a frame's tools could not be read"})
+			continue
+		}
+		l.descs = append(l.descs, ds...)
+	}
+	return l, nil
+}
+
+func (s *Site) frameDescriptors(ctx context.Context, f frameInfo) ([]Descriptor, error) {
+	if s.mode == ModeNative {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var out []Descriptor
+		for _, t := range s.native[f.id] {
+			d := Descriptor{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Origin: f.origin, Frame: string(f.id)}
+			if t.Annotations != nil {
+				d.Annotations = Annotations{ReadOnlyHint: t.Annotations.ReadOnly, UntrustedContent: t.Annotations.UntrustedContent,
+					Consequential: t.Annotations.Consequential}
+			}
+			out = append(out, d)
+		}
+		return out, nil
+	}
+	c, done := s.sess(ctx)
+	defer done()
+	group := "tabwarden-" + randomID()
+	defer func() { _ = proto.RuntimeReleaseObjectGroup{ObjectGroup: group}.Call(c) }()
+	br, err := s.bridge(c, f.id, group)
+	if err != nil {
+		return nil, err
+	}
+	r, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: `function () { return this("list"); }`,
+		ObjectID: br, ReturnByValue: true, ObjectGroup: group}.Call(c)
+	if err != nil {
+		return nil, err
+	}
+	if r.ExceptionDetails != nil {
+		return nil, errors.New("bridge threw")
+	}
+	var raw []struct {
+		Name        *string      `json:"name"`
+		Title       *string      `json:"title"`
+		Description *string      `json:"description"`
+		InputSchema *string      `json:"inputSchema"`
+		Annotations *Annotations `json:"annotations"`
+	}
+	if err := json.Unmarshal([]byte(r.Result.Value.Str()), &raw); err != nil {
+		return nil, err
+	}
+	var out []Descriptor
+	for _, t := range raw {
+		d := Descriptor{Origin: f.origin, Frame: string(f.id)}
+		if t.Name != nil {
+			d.Name = *t.Name
+		}
+		if t.Title != nil {
+			d.Title = *t.Title
+		}
+		if t.Description != nil {
+			d.Description = *t.Description
+		}
+		if t.InputSchema != nil {
+			d.InputSchema = json.RawMessage(*t.InputSchema)
+		}
+		if t.Annotations != nil {
+			d.Annotations = *t.Annotations
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// bridge finds the polyfill's bridge in a frame's main world: document's
+// own modelContext property must be a non-configurable, non-writable data
+// property (only the polyfill, running before any page script, can have
+// made it so), and the bridge is that object's private #bridge field,
+// which no script can read. No page code runs on the way: document is an
+// unforgeable accessor, and the rest are CDP property reads.
+func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (proto.RuntimeRemoteObjectID, error) {
+	s.mu.Lock()
+	cid, ok := s.contexts[frame]
+	s.mu.Unlock()
+	if !ok {
+		return "", errors.New("frame has no script context")
+	}
+	doc, err := proto.RuntimeEvaluate{Expression: "document", ContextID: cid, ObjectGroup: group}.Call(c)
+	if err != nil || doc.ExceptionDetails != nil || doc.Result.ObjectID == "" {
+		return "", errors.New("no document")
+	}
+	props, err := proto.RuntimeGetProperties{ObjectID: doc.Result.ObjectID, OwnProperties: true}.Call(c)
+	if err != nil {
+		return "", err
+	}
+	var api proto.RuntimeRemoteObjectID
+	for _, p := range props.Result {
+		if p.Name == "modelContext" && p.Value != nil && p.Get == nil && !p.Configurable && !p.Writable {
+			api = p.Value.ObjectID
+		}
+	}
+	if api == "" {
+		return "", errors.New("no polyfill in frame")
+	}
+	props, err = proto.RuntimeGetProperties{ObjectID: api, OwnProperties: true}.Call(c)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range props.PrivateProperties {
+		if p.Name == "#bridge" && p.Value != nil && p.Value.ObjectID != "" {
+			return p.Value.ObjectID, nil
+		}
+	}
+	return "", errors.New("no bridge in frame")
+}
+
+// invoke runs one tool and returns its raw result. ctx carries the
+// execution deadline and take-over cancellation; when it ends first, the
+// call is cancelled in the page and ctx's error is returned.
+func (s *Site) invoke(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
+	if s.mode == ModeNative {
+		return s.invokeNative(ctx, frame, name, input)
+	}
+	return s.invokePolyfill(ctx, frame, name, input)
+}
+
+var errToolFailed = errors.New("the site tool failed")
+
+func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
+	c, done := s.sess(ctx)
+	res, err := WebMCPInvokeTool{FrameID: frame, ToolName: name, Input: input}.Call(c)
+	done()
+	if err != nil {
+		return nil, fmt.Errorf("invoke: %w", err)
+	}
+	w := make(chan WebMCPToolResponded, 1)
+	s.mu.Lock()
+	if e, ok := s.early[res.InvocationID]; ok {
+		delete(s.early, res.InvocationID)
+		w <- e
+	} else {
+		s.waiters[res.InvocationID] = w
+	}
+	s.mu.Unlock()
+	select {
+	case e := <-w:
+		switch e.Status {
+		case "Completed":
+			if len(e.Output) == 0 {
+				return json.RawMessage("null"), nil
+			}
+			return e.Output, nil
+		case "Canceled":
+			return nil, context.Canceled
+		default:
+			return nil, errToolFailed
+		}
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.waiters, res.InvocationID)
+		s.mu.Unlock()
+		c, done := s.sess(context.Background())
+		defer done()
+		_ = WebMCPCancelInvocation{InvocationID: res.InvocationID}.Call(c)
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
+	group := "tabwarden-" + randomID()
+	c, done := s.sess(ctx)
+	br, err := s.bridge(c, frame, group)
+	done()
+	release := func() {
+		c, done := s.sess(context.Background())
+		defer done()
+		_ = proto.RuntimeReleaseObjectGroup{ObjectGroup: group}.Call(c)
+	}
+	defer release()
+	if err != nil {
+		return nil, fmt.Errorf("invoke: %w", err)
+	}
+	callID := randomID()
+	arg := func(v string) *proto.RuntimeCallArgument { return &proto.RuntimeCallArgument{Value: gson.New(v)} }
+	type reply struct {
+		r   *proto.RuntimeCallFunctionOnResult
+		err error
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		r, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: `function (n, i, c) { return this("invoke", n, i, c); }`,
+			ObjectID: br, Arguments: []*proto.RuntimeCallArgument{arg(name), arg(string(input)), arg(callID)},
+			AwaitPromise: true, ReturnByValue: true, ObjectGroup: group}.Call(session{p: s.p, ctx: ctx})
+		ch <- reply{r, err}
+	}()
+	select {
+	case rep := <-ch:
+		if rep.err != nil {
+			if ctx.Err() != nil {
+				s.cancelPolyfill(br, callID)
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("invoke: %w", rep.err)
+		}
+		if rep.r.ExceptionDetails != nil {
+			return nil, errToolFailed
+		}
+		var out struct {
+			OK       bool    `json:"ok"`
+			Canceled bool    `json:"canceled"`
+			Result   *string `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(rep.r.Result.Value.Str()), &out); err != nil {
+			return nil, errToolFailed
+		}
+		switch {
+		case out.Canceled:
+			return nil, context.Canceled
+		case !out.OK || out.Result == nil:
+			return nil, errToolFailed
+		}
+		return json.RawMessage(*out.Result), nil
+	case <-ctx.Done():
+		s.cancelPolyfill(br, callID)
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Site) cancelPolyfill(br proto.RuntimeRemoteObjectID, callID string) {
+	c, done := s.sess(context.Background())
+	defer done()
+	_, _ = proto.RuntimeCallFunctionOn{FunctionDeclaration: `function (c) { return this("cancel", c); }`,
+		ObjectID: br, Arguments: []*proto.RuntimeCallArgument{{Value: gson.New(callID)}}}.Call(c)
+}
