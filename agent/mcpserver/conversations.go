@@ -1,0 +1,260 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// convKey is a conversation's transport identity (DESIGN §3): the token,
+// plus the MCP session id when the client negotiated a stateful protocol.
+type convKey struct{ tokenID, sessionID string }
+
+type conversation struct {
+	key   convKey
+	id    consent.ConversationID
+	name  string
+	token *token
+	// ctx is cancelled when the conversation ends; every call of the
+	// conversation runs under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+type trackedSession struct {
+	session *mcp.ServerSession
+	tokenID string
+}
+
+// trackSession watches a stateful session so its conversation ends when the
+// session does. Idempotent; sessionless (id "") sessions are not tracked.
+func (s *Server) trackSession(ss *mcp.ServerSession, tokenID string) {
+	if ss == nil || tokenID == "" {
+		return
+	}
+	id := ss.ID()
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	if s.closed || s.sessions[id] != nil || s.ended[id] {
+		s.mu.Unlock()
+		return
+	}
+	s.sessions[id] = &trackedSession{session: ss, tokenID: tokenID}
+	s.watchers.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.watchers.Done()
+		ss.Wait()
+		s.sessionEnded(id)
+	}()
+}
+
+func (s *Server) sessionEnded(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended[id] = true
+	delete(s.sessions, id)
+	for _, c := range s.convs {
+		if c.key.sessionID == id {
+			s.endConversationLocked(c, "MCP session ended")
+		}
+	}
+}
+
+// endConversationLocked ends c for good: calls under it are cancelled and
+// the engine cancels its ops and hands its tabs to the operator.
+func (s *Server) endConversationLocked(c *conversation, why string) {
+	if s.convs[c.key] != c {
+		return
+	}
+	delete(s.convs, c.key)
+	c.cancel()
+	s.cfg.Engine.RemoveConversation(c.id)
+	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Note: "ended: " + why})
+}
+
+// errNoIdentity explains a call that has no live conversation.
+type errNoIdentity string
+
+func (e errNoIdentity) Error() string { return string(e) }
+
+// conversationFor returns the conversation of a tool call, registering it
+// with the engine on its first call.
+func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error) {
+	tokenID := tokenIDOf(req.Extra)
+	var sessionID, client, version string
+	if ss := req.Session; ss != nil {
+		sessionID = ss.ID()
+		if p := ss.InitializeParams(); p != nil {
+			version = p.ProtocolVersion
+			if p.ClientInfo != nil {
+				client = displayText(p.ClientInfo.Name, 48)
+			}
+		}
+		// A client may skip notifications/initialized; its session still
+		// has to end its conversation when it ends.
+		s.trackSession(ss, tokenID)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch t := s.tokens.byID[tokenID]; {
+	case s.closed:
+		return nil, errNoIdentity("the console is shutting down")
+	case t == nil:
+		return nil, errNoIdentity("no live agent token: it was revoked; ask the operator for a new one")
+	case sessionID != "" && s.ended[sessionID]:
+		return nil, errNoIdentity("the MCP session has ended; reconnect to start a new conversation")
+	}
+	key := convKey{tokenID: tokenID, sessionID: sessionID}
+	if c := s.convs[key]; c != nil {
+		return c, nil
+	}
+	t := s.tokens.byID[tokenID]
+	raw := hex.EncodeToString(randomBytes(8))
+	short := raw[:6]
+	parts := []string{t.name}
+	if client != "" {
+		parts = append(parts, client)
+	}
+	parts = append(parts, short)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conversation{
+		key:    key,
+		id:     consent.ConversationID("mcp-" + raw),
+		name:   strings.Join(parts, " · "),
+		token:  t,
+		ctx:    ctx,
+		cancel: cancel,
+	}
+	s.convs[key] = c
+	// Registered under s.mu so a concurrent revoke or session end cannot
+	// remove the conversation before it exists in the engine.
+	s.cfg.Engine.AddConversation(c.id, c.name)
+	mode := "sessionless"
+	if sessionID != "" {
+		mode = "session"
+	}
+	s.cfg.Engine.Note(c.id, "MCP agent connected: "+c.name+" ("+mode+", protocol "+version+")", false)
+	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Note: "started: " + c.name + " (" + mode + ", protocol " + version + ")"})
+	return c, nil
+}
+
+// displayText makes an agent-supplied string safe to show: control and
+// format characters dropped, at most max runes.
+func displayText(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			continue
+		}
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// toolHandler dispatches one tool through the Surface under the caller's
+// conversation.
+func (s *Server) toolHandler(tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := req.Params.Arguments
+		if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+			args = json.RawMessage("{}")
+		}
+		c, err := s.conversationFor(req)
+		if err != nil {
+			res := missingSession(err)
+			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool, Input: audit.Summarize(args), Code: res.Code()})
+			return toolResult(res), nil
+		}
+		callCtx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(c.ctx, cancel)
+		res := s.cfg.Surface.Call(callCtx, c.id, tool, args)
+		stop()
+		cancel()
+		if res.Object == nil {
+			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
+		}
+		s.record(audit.Record{
+			Kind:         audit.KindToolCall,
+			Conversation: string(c.id),
+			Tab:          tabOf(args, res),
+			Tool:         tool,
+			Input:        audit.Summarize(args),
+			Code:         res.Code(),
+		})
+		return toolResult(res), nil
+	}
+}
+
+// tabOf names the tab a call was about, from its arguments or, for a call
+// that created one, its result.
+func tabOf(args json.RawMessage, res agent.Result) string {
+	var a struct {
+		TabID string `json:"tabId"`
+	}
+	if json.Unmarshal(args, &a) == nil && a.TabID != "" {
+		return a.TabID
+	}
+	if id, ok := res.Object["tabId"].(string); ok {
+		return id
+	}
+	return ""
+}
+
+// toolResult puts a Result on the wire as DESIGN §5 says: compact JSON text,
+// the same object as structuredContent, the image as image/png.
+func toolResult(res agent.Result) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: res.JSON()}},
+		StructuredContent: res.Object,
+		IsError:           res.IsError,
+	}
+	if len(res.Image) > 0 {
+		r.Content = append(r.Content, &mcp.ImageContent{Data: res.Image, MIMEType: "image/png"})
+	}
+	return r
+}
+
+// missingSession is the envelope of a call with no live identity.
+func missingSession(err error) agent.Result {
+	msg := "this call has no conversation"
+	var ni errNoIdentity
+	if errors.As(err, &ni) {
+		msg = string(ni)
+	}
+	return failure(consent.CodeMissingSession, msg, consent.NextListTabs)
+}
+
+// failure builds the DESIGN §5 failure envelope for the server's own,
+// undispatched failures (the Surface builds all others).
+func failure(code consent.Code, msg string, next consent.Next) agent.Result {
+	return agent.Result{IsError: true, Object: map[string]any{
+		"ok":                  false,
+		"code":                string(code),
+		"error":               msg,
+		"dispatched":          false,
+		"mayHaveChangedState": false,
+		"retrySafe":           false,
+		"next":                string(next),
+		"trust":               agent.TrustUntrusted,
+	}}
+}

@@ -1,0 +1,55 @@
+// Package mcpserver serves the tool surface (agent.Specs, dispatched through
+// agent.Surface) to MCP hosts over Streamable HTTP on loopback (DESIGN §1,
+// §3, §5).
+//
+// # Transport
+//
+// One endpoint, /mcp on 127.0.0.1, speaks both protocol generations of the
+// MCP Go SDK. A request whose Mcp-Protocol-Version header is 2026-07-28 or
+// later goes to a stateless SDK handler (the sessionless protocol: no
+// Mcp-Session-Id, no handshake); every other request goes to a stateful
+// handler, where an initialize negotiates 2025-11-25 (or older) and the SDK
+// mints an Mcp-Session-Id. The SDK needs the two configurations because it
+// accepts 2026-07-28 only on a stateless handler and sessions only on a
+// stateful one; a 2026-07-28 client that probes the stateful path is told
+// which versions it supports and falls back to initialize, so nothing is
+// lost by routing on the header.
+//
+// # Who may call
+//
+// Before anything else, the Host header must be exactly 127.0.0.1:<port> or
+// localhost:<port>, and an Origin header, when present, exactly
+// http://127.0.0.1:<port> or http://localhost:<port>; anything else is 403
+// (DNS rebinding: a web page in any browser on this machine must not reach
+// the console). The SDK's own localhost protection stays on underneath.
+// Then the SDK's bearer middleware checks the agent token: missing or
+// unknown → 401 with WWW-Authenticate. Tokens are 32 random bytes,
+// base64url, prefixed "tw_"; the server keeps only their SHA-256. A stateful
+// session is bound to the token that created it (another token gets 403).
+//
+// # Conversations (DESIGN §3)
+//
+// Identity comes only from the transport: the token alone for sessionless
+// requests, the token plus the MCP session id for stateful ones (each
+// session is its own conversation). A conversation is registered with the
+// engine on its first tool call, named "<token name> · <clientInfo.name> ·
+// <short id>", and removed — its running ops cancelled, its tabs handed to
+// the operator — when its session ends (DELETE, or the console closes it),
+// when its token is revoked, or when the server closes. Once removed it
+// never comes back: a later call on the same session gets no Surface call
+// (the SDK answers 404 for an ended session; a call that raced the end gets
+// missing_session). Every tool call runs under a context that is cancelled
+// when its conversation ends.
+//
+// # Results and audit
+//
+// A tool result carries agent.Result.JSON() as compact text content, the
+// same object as structuredContent, isError from the result, and the image
+// (if any) as image/png content. Every tool call writes one audit record
+// (tool, conversation, tab, redacted input summary, code on failure) after
+// the call returns; gated steps inside the call are audited by the engine
+// before they are dispatched, which is where fail-closed applies. Session
+// start and end and token revocation are audited too. Audit records are
+// never dropped; a write failure is logged and shown as a warning in the
+// activity log, since the step it describes has already happened.
+package mcpserver

@@ -1,0 +1,189 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// tokenScope is the one scope every agent token carries.
+const tokenScope = "tabwarden"
+
+// Token is a minted agent token as the operator sees it once.
+type Token struct {
+	Name string
+	// Secret is the bearer token. It is shown once and never logged.
+	Secret string
+	// ConfigLine is a ready-to-paste command that adds this console to
+	// Claude Code with this token.
+	ConfigLine string
+}
+
+// token is the server's record of an agent token. Only the SHA-256 of the
+// secret is kept.
+type token struct {
+	id   string // internal, unique for the server's life; the SDK's UserID
+	name string
+}
+
+type tokenTable struct {
+	byName   map[string]*token
+	byID     map[string]*token
+	byDigest map[[sha256.Size]byte]*token
+	seq      int
+}
+
+func newTokenTable() tokenTable {
+	return tokenTable{
+		byName:   make(map[string]*token),
+		byID:     make(map[string]*token),
+		byDigest: make(map[[sha256.Size]byte]*token),
+	}
+}
+
+var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// MintToken mints a named agent token. Names are unique among live tokens;
+// a revoked token's name may be minted again (it is a new token, with new
+// conversations).
+func (s *Server) MintToken(name string) (Token, error) {
+	if !tokenNameRE.MatchString(name) {
+		return Token{}, ErrTokenName
+	}
+	secret := "tw_" + base64.RawURLEncoding.EncodeToString(randomBytes(32))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return Token{}, ErrClosed
+	case s.url == "":
+		return Token{}, ErrNotStarted
+	case s.tokens.byName[name] != nil:
+		return Token{}, fmt.Errorf("%w: %s", ErrTokenExists, name)
+	}
+	s.tokens.seq++
+	t := &token{id: "t" + strconv.Itoa(s.tokens.seq), name: name}
+	s.tokens.byName[name] = t
+	s.tokens.byID[t.id] = t
+	s.tokens.byDigest[sha256.Sum256([]byte(secret))] = t
+	return Token{Name: name, Secret: secret, ConfigLine: ConfigLine(s.url, secret)}, nil
+}
+
+// MintNamed mints a token with the next free name agent-2, agent-3, … (the
+// default token is agent number one) for the TUI's `n` key.
+func (s *Server) MintNamed() (name, configLine string, err error) {
+	for n := 2; ; n++ {
+		name := "agent-" + strconv.Itoa(n)
+		s.mu.Lock()
+		taken := s.tokens.byName[name] != nil
+		s.mu.Unlock()
+		if taken {
+			continue
+		}
+		t, err := s.MintToken(name)
+		if err == nil {
+			return t.Name, t.ConfigLine, nil
+		}
+		if !errors.Is(err, ErrTokenExists) {
+			return "", "", err
+		}
+		// Minted concurrently by someone else: try the next name.
+	}
+}
+
+// Tokens lists the names of the live tokens, sorted.
+func (s *Server) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.tokens.byName))
+	for n := range s.tokens.byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// RevokeToken ends a token: its next request gets 401, its conversations
+// end (running ops cancelled, tabs handed to the operator), its MCP sessions
+// close, and the audit log records the revocation.
+func (s *Server) RevokeToken(name string) error {
+	s.mu.Lock()
+	t := s.tokens.byName[name]
+	if t == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrUnknownToken, name)
+	}
+	delete(s.tokens.byName, name)
+	delete(s.tokens.byID, t.id)
+	for d, tt := range s.tokens.byDigest {
+		if tt == t {
+			delete(s.tokens.byDigest, d)
+		}
+	}
+	for _, c := range s.convs {
+		if c.token == t {
+			s.endConversationLocked(c, "agent token "+name+" revoked")
+		}
+	}
+	var sessions []*trackedSession
+	for _, ts := range s.sessions {
+		if ts.tokenID == t.id {
+			sessions = append(sessions, ts)
+		}
+	}
+	s.record(audit.Record{Kind: audit.KindRevoke, By: "operator", Note: "agent token " + name + " revoked"})
+	s.mu.Unlock()
+	for _, ts := range sessions {
+		ts.session.Close()
+	}
+	return nil
+}
+
+// verifyToken is the SDK bearer middleware's verifier.
+func (s *Server) verifyToken(_ context.Context, secret string, _ *http.Request) (*auth.TokenInfo, error) {
+	d := sha256.Sum256([]byte(secret))
+	s.mu.Lock()
+	t := s.tokens.byDigest[d]
+	s.mu.Unlock()
+	if t == nil {
+		return nil, fmt.Errorf("%w: unknown or revoked agent token", auth.ErrInvalidToken)
+	}
+	return &auth.TokenInfo{UserID: t.id, Scopes: []string{tokenScope}}, nil
+}
+
+// tokenIDOf returns the token id the bearer middleware attached to a request.
+func tokenIDOf(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.TokenInfo == nil {
+		return ""
+	}
+	return extra.TokenInfo.UserID
+}
+
+// ConfigLine is the Claude Code command that adds a console endpoint with a
+// token.
+func ConfigLine(url, secret string) string {
+	return fmt.Sprintf(`claude mcp add --transport http tabwarden %s --header "Authorization: Bearer %s"`, url, secret)
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	// crypto/rand.Read never fails on supported platforms (it panics
+	// rather than return short randomness).
+	rand.Read(b)
+	return b
+}
+
+func shortID() string { return hex.EncodeToString(randomBytes(3)) }
