@@ -1,0 +1,79 @@
+package browser
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// focused waits for the engine to put a review for origin on screen.
+func focused(t *testing.T, eng *consent.Engine, origin string) consent.Review {
+	t.Helper()
+	ch, stop := eng.Changes()
+	defer stop()
+	ctx := testCtx(t)
+	for {
+		if r := eng.Snapshot().Focused; r != nil && r.Origin == origin {
+			return *r
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no review on screen for %s; queue %+v", origin, eng.Snapshot().Queue)
+		}
+	}
+}
+
+// The hook against the real consent engine: the operator's decision, not
+// a test double, is what lets a request out.
+func TestHookWithConsentEngine(t *testing.T) {
+	needChromium(t)
+	a, b := fixture.Start(t), fixture.Start(t)
+	eng := consent.New(consent.Config{ReviewDelay: time.Nanosecond})
+	eng.AddConversation(conv, "agent")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "p"), Gate: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = br.Close() })
+	tab, err := br.NewTab(ctx, conv, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Select(conv, tab)
+
+	done := make(chan error, 1)
+	go func() { done <- br.Navigate(ctx, conv, tab, a.URL+"/session") }()
+	r := focused(t, eng, a.URL)
+	if r.Gate != consent.GateNavigation || r.Tab != tab {
+		t.Fatalf("review %+v", r)
+	}
+	if a.Total() != 0 {
+		t.Fatalf("%d requests before the operator decided", a.Total())
+	}
+	if err := eng.Decide(r.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a.Count("/session") != 1 {
+		t.Fatalf("approved page requested %d times", a.Count("/session"))
+	}
+
+	go func() { done <- br.Navigate(ctx, conv, tab, b.URL+"/session") }()
+	r = focused(t, eng, b.URL)
+	if err := eng.Decide(r.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, <-done, consent.CodeUserDenied)
+	if b.Total() != 0 {
+		t.Fatalf("%d requests reached b after the operator denied", b.Total())
+	}
+}
