@@ -1,0 +1,56 @@
+package browser
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+)
+
+func TestAttachByHTTPEndpoint(t *testing.T) {
+	bin, err := FindChromium("")
+	if err != nil {
+		t.Skip(err)
+	}
+	args := append([]string{}, baseFlags...)
+	args = append(args, "--headless=new", "--remote-debugging-port=0",
+		"--user-data-dir="+filepath.Join(t.TempDir(), "p"), "about:blank")
+	if os.Geteuid() == 0 {
+		args = append(args, "--no-sandbox")
+	}
+	proc, ws, err := start(testCtx(t), bin, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.stop(0)
+	u, _ := url.Parse(ws)
+
+	a := fixture.Start(t)
+	e := launch(t, func(o *Options) { o.BrowserURL = "http://" + u.Host })
+	if e.b.PID() != 0 {
+		t.Fatal("an attached browser claims a pid of its own")
+	}
+	tab := e.newTab(t)
+	done := e.navigate(testCtx(t), tab, a.URL+"/session")
+	e.gate.expectAsk(t, a.URL).reply <- deny()
+	if err := <-done; err == nil {
+		t.Fatal("denied navigation succeeded")
+	}
+	if a.Total() != 0 {
+		t.Fatalf("%d requests reached the site through the attached browser", a.Total())
+	}
+	if err := e.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close detaches: the operator's Chromium keeps running.
+	if !processAlive(proc.pid) {
+		t.Fatal("Close killed an attached Chromium")
+	}
+	select {
+	case <-proc.exited:
+		t.Fatal("attached Chromium exited on Close")
+	default:
+	}
+}
