@@ -2,9 +2,13 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -12,7 +16,6 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/cdp"
-	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
@@ -188,25 +191,42 @@ func launchChromium(ctx context.Context, opts *Options) (*process, string, error
 }
 
 // resolveEndpoint accepts a ws:// DevTools URL as is, or asks an http(s)
-// endpoint (or bare host:port) for its websocket URL.
-func resolveEndpoint(ctx context.Context, u string) (string, error) {
-	if strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://") {
-		return u, nil
+// endpoint (or bare host:port) for its browser websocket URL.
+func resolveEndpoint(ctx context.Context, raw string) (string, error) {
+	if strings.HasPrefix(raw, "ws://") || strings.HasPrefix(raw, "wss://") {
+		return raw, nil
 	}
-	type res struct {
-		u   string
-		err error
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
 	}
-	ch := make(chan res, 1)
-	// launcher.ResolveURL takes no context; the buffered channel lets it
-	// finish on its own if ctx ends first.
-	go func() { r, err := launcher.ResolveURL(u); ch <- res{r, err} }()
-	select {
-	case r := <-ch:
-		return r.u, r.err
-	case <-ctx.Done():
-		return "", ctx.Err()
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
 	}
+	u.Path, u.RawQuery = "/json/version", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	var v struct {
+		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&v); err != nil {
+		return "", fmt.Errorf("%s: %w", u, err)
+	}
+	ws, err := url.Parse(v.WebSocketDebuggerURL)
+	if err != nil || ws.Host == "" {
+		return "", fmt.Errorf("%s gave no webSocketDebuggerUrl", u)
+	}
+	// Chromium names itself by the address it bound; the operator may
+	// reach it through another (a tunnel), so keep the host they gave.
+	ws.Host = u.Host
+	return ws.String(), nil
 }
 
 func (b *Browser) connect(ctx context.Context, wsURL string) error {

@@ -20,4 +20,20 @@
 //   - Tab ids are minted here and never reused; a closed tab stays known as
 //     closed so its later use is tab_closed, never a silent replacement.
 //   - Close ends every goroutine the Browser started before it returns.
+//
+// Decisions where DESIGN is silent:
+//   - tab_limit (default 12) counts the live tabs of one conversation, popups
+//     included; a popup beyond it is closed and noted in the activity log.
+//   - A refused task-tab navigation (denied, timed out, policy) is answered
+//     locally with 204 No Content, which aborts it without committing an
+//     error page, and the tab is then put on about:blank ("released").
+//     Operator tabs get Chromium's own blocked page instead.
+//   - A page target nobody asked for is an operator tab, unless its opener
+//     is a task tab (then it is that conversation's popup). While a NewTab
+//     is between Target.createTarget and its answer, unknown opener-less
+//     targets wait unclassified so ours is never mistaken for the operator's.
+//   - Attach mode (--browser-url) cannot fail closed at the process level:
+//     the Fetch domain lives only as long as our DevTools connection. Close
+//     therefore closes the console's tabs before it disconnects; a crash of
+//     the console itself leaves that Chromium's tabs unguarded.
 package browser
