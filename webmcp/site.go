@@ -26,8 +26,7 @@ var polyfillJS string
 type Mode string
 
 const (
-	// ModeAuto asks the browser: native when document.modelContext exists
-	// in an isolated world (where no page script can fake it).
+	// ModeAuto asks the browser whether it has native WebMCP.
 	ModeAuto     Mode = ""
 	ModeNative   Mode = "native"
 	ModePolyfill Mode = "polyfill"
@@ -121,23 +120,26 @@ func (s *Site) sess(ctx context.Context) (session, context.CancelFunc) {
 	return session{p: s.p, ctx: c}, cancel
 }
 
-// detectNative looks for document.modelContext in a fresh isolated world:
-// a page can define a fake in its own world, never in ours.
+// detectNative asks the browser, not the page, whether WebMCP is built in:
+// the "tools" Permissions-Policy feature exists exactly when the runtime
+// feature is on. (document.modelContext itself is [SecureContext], so it
+// is absent from the about:blank a new tab starts on, and a page could
+// fake it in its own world.)
 func detectNative(c session) (bool, error) {
 	tree, err := proto.PageGetFrameTree{}.Call(c)
 	if err != nil {
 		return false, err
 	}
-	w, err := proto.PageCreateIsolatedWorld{FrameID: tree.FrameTree.Frame.ID, WorldName: "tabwarden-probe-" + randomID()}.Call(c)
+	st, err := proto.PageGetPermissionsPolicyState{FrameID: tree.FrameTree.Frame.ID}.Call(c)
 	if err != nil {
 		return false, err
 	}
-	r, err := proto.RuntimeEvaluate{Expression: `typeof document.modelContext === "object" && document.modelContext !== null`,
-		ContextID: w.ExecutionContextID, ReturnByValue: true}.Call(c)
-	if err != nil {
-		return false, err
+	for _, x := range st.States {
+		if x.Feature == "tools" {
+			return true, nil
+		}
 	}
-	return r.Result.Value.Bool(), nil
+	return false, nil
 }
 
 func randomID() string {
