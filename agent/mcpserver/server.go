@@ -95,6 +95,7 @@ type Server struct {
 	// its config line and publish it.
 	defaultTok Token
 	watchers   sync.WaitGroup
+	closeOnce  sync.Once
 }
 
 // New validates cfg and builds a Server; nothing listens until Start.
@@ -331,13 +332,12 @@ func lower(s string) string {
 
 // Close stops serving: every conversation ends (ops cancelled, tabs handed
 // to the operator), every MCP session closes, the listener closes and the
-// endpoint file is removed. Idempotent.
-func (s *Server) Close() {
+// endpoint file is removed. Idempotent; a concurrent call returns when the
+// first one has finished.
+func (s *Server) Close() { s.closeOnce.Do(s.close) }
+
+func (s *Server) close() {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
 	s.closed = true
 	srv, serveErr, stop, endpoint, url := s.http, s.serveErr, s.stopCtx, s.endpoint, s.url
 	var sessions []*mcp.ServerSession

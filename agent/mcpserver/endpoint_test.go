@@ -1,0 +1,131 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+func TestEndpointRoundTripAndModes(t *testing.T) {
+	rt := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	path, err := WriteEndpoint("http://127.0.0.1:1234/mcp", "tw_secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(rt, "tabwarden", "mcp.json"); path != want || EndpointPath() != want {
+		t.Fatalf("path %q, EndpointPath %q, want %q", path, EndpointPath(), want)
+	}
+	assertMode(t, filepath.Dir(path), 0o700)
+	assertMode(t, path, 0o600)
+	ep, err := ReadEndpoint()
+	if err != nil || ep.URL != "http://127.0.0.1:1234/mcp" || ep.Token != "tw_secret" || ep.PID != os.Getpid() {
+		t.Fatalf("ReadEndpoint = %+v, %v", ep, err)
+	}
+
+	// Another console's file is not ours to remove.
+	if err := RemoveEndpoint("http://127.0.0.1:9/mcp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("removed a file naming another console: %v", err)
+	}
+	if err := RemoveEndpoint(ep.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadEndpoint(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after remove: %v, want not-exist", err)
+	}
+}
+
+func TestEndpointFallbackDirIsPrivate(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("TMPDIR", tmp)
+	want := filepath.Join(tmp, "tabwarden-"+strconv.Itoa(os.Getuid()), "mcp.json")
+	if EndpointPath() != want {
+		t.Fatalf("EndpointPath = %q, want %q", EndpointPath(), want)
+	}
+	if _, err := ReadEndpoint(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("no console: %v, want not-exist", err)
+	}
+	if _, err := WriteEndpoint("http://127.0.0.1:1/mcp", "tw_x"); err != nil {
+		t.Fatal(err)
+	}
+	assertMode(t, filepath.Dir(want), 0o700)
+
+	// A directory others can read (as another user could pre-create in a
+	// shared /tmp) is refused for writing and for reading.
+	if err := os.Chmod(filepath.Dir(want), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteEndpoint("http://127.0.0.1:1/mcp", "tw_x"); err == nil {
+		t.Fatal("wrote the token into a directory others can read")
+	}
+	if _, err := ReadEndpoint(); err == nil {
+		t.Fatal("read an endpoint from a directory others can write")
+	}
+}
+
+func TestStartPublishesAndCloseRemovesEndpoint(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	eng := consent.New(consent.Config{})
+	defer eng.Close()
+	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, PublishEndpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := ReadEndpoint()
+	if err != nil || ep.URL != url || ep.Token != s.DefaultToken().Secret || s.DefaultToken().Name != DefaultTokenName {
+		t.Fatalf("published %+v (%v); url %s", ep, err, url)
+	}
+	s.Close()
+	if _, err := ReadEndpoint(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("endpoint after Close: %v", err)
+	}
+}
+
+func TestStartStopsWithContext(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	eng := consent.New(consent.Config{})
+	defer eng.Close()
+	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, PublishEndpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	// Close after the context ended is a no-op that waits for nothing new;
+	// once it returns the endpoint must be gone either way.
+	s.Close()
+	if _, err := ReadEndpoint(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("endpoint after ctx end: %v", err)
+	}
+	if _, err := s.MintToken("late"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("mint after ctx end: %v", err)
+	}
+}
+
+func assertMode(t *testing.T, path string, want fs.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != want {
+		t.Fatalf("%s mode %v, want %v", path, fi.Mode().Perm(), want)
+	}
+}
