@@ -15,14 +15,16 @@ const (
 )
 
 // exitError carries the exit code an error maps to. Errors cobra produces
-// itself (unknown command, bad flag, wrong argument count) carry none and
-// are usage errors; every RunE wraps its own failures explicitly.
+// itself (unknown command, wrong argument count) carry none and are usage
+// errors; every RunE wraps its own failures explicitly.
 type exitError struct {
 	code int
 	err  error
 	// reported: the command already printed everything the operator needs
 	// (e.g. every policy problem); execute only adds nothing.
 	reported bool
+	// usage: the command line itself was malformed; point at --help.
+	usage bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }

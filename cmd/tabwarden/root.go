@@ -55,7 +55,7 @@ func execute(args []string, in io.Reader, out, errw io.Writer) int {
 		// operator reads the final error on the terminal the TUI released.
 		logger.Error(err.Error())
 	}
-	if code == exitUsage {
+	if code == exitUsage && (!errors.As(err, &ee) || ee.usage) {
 		fmt.Fprintln(errw, "Run 'tabwarden --help' for usage.")
 	}
 	return code
@@ -99,14 +99,14 @@ Run without a command to start the console.`,
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: err, usage: true}
 	})
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&o.consent, "consent", string(consent.ProfileStrict),
 		"consent profile: strict (four gates), thread (one grant per conversation for navigation and reading) or trusted (one grant per session)")
 	pf.DurationVar(&o.reviewDelay, "review-delay", consent.DefaultReviewDelay,
-		"how long a review must be on screen before `a` approves it (key-ahead guard; minimum 250ms)")
+		"how long a review must be on screen before the a key approves it (key-ahead guard; minimum 250ms)")
 	pf.StringArrayVar(&o.policies, "policy", nil,
 		"managed policy file (JSON or YAML); repeat for several, they are intersected")
 	pf.StringVar(&o.profile, "profile", "",
