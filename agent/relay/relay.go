@@ -1,0 +1,192 @@
+// Package relay is `tabwarden mcp-stdio`: it lets an MCP host that only
+// speaks stdio reach the running console's Streamable HTTP endpoint.
+//
+// The relay is a pipe, not a server: each JSON-RPC message read from stdin
+// is posted to the console with the console's default token (from the
+// endpoint file, mcpserver.EndpointPath), and every message the console
+// sends back is written to stdout, unchanged. Protocol negotiation, sessions
+// and conversation identity are the console's business, so the host gets
+// exactly what an HTTP host would: a host that negotiates a stateful
+// protocol gets one MCP session (one conversation) for the life of the
+// relay; a sessionless host shares the default token's conversation.
+//
+// Invariants: calls are forwarded concurrently (a call waiting for the
+// operator never holds up another call or a cancellation); a call the
+// console could not take gets a JSON-RPC error response, so the host never
+// waits forever; when stdin ends, the relay closes its MCP session (DELETE)
+// and returns nil; when the console goes away, it returns an error.
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
+)
+
+// ErrNoConsole is wrapped by the error Run returns when no console answers.
+var ErrNoConsole = errors.New("no tabwarden console is running")
+
+// Run relays between stdin/stdout and the console named by the endpoint
+// file. It returns when stdin ends (nil), ctx is done, or the console
+// connection fails.
+func Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	path := mcpserver.EndpointPath()
+	ep, err := mcpserver.ReadEndpoint()
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (no %s); start `tabwarden` first", ErrNoConsole, path)
+	}
+	if err != nil {
+		return fmt.Errorf("read the console's endpoint: %w", err)
+	}
+	return RunEndpoint(ctx, ep, stdin, stdout)
+}
+
+// RunEndpoint is Run against a known endpoint.
+func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, stdout io.Writer) error {
+	client := &http.Client{Transport: bearer{secret: ep.Token}}
+	if err := probe(ctx, client, ep.URL); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	local, err := (&mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer local.Close()
+	remote, err := (&mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: client, MaxRetries: -1}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	// Close sends the DELETE that ends a stateful session (and with it the
+	// conversation); it must run before the process exits.
+	defer remote.Close()
+
+	done := make(chan error, 2)
+	var calls sync.WaitGroup
+	go func() {
+		for {
+			msg, err := local.Read(ctx)
+			if err != nil {
+				if errors.Is(err, io.EOF) || ctx.Err() != nil {
+					err = nil
+				}
+				done <- err
+				return
+			}
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				calls.Add(1)
+				go func() {
+					defer calls.Done()
+					forward(ctx, local, remote, req)
+				}()
+				continue
+			}
+			// Notifications and responses keep their order (initialized
+			// must follow initialize's answer; cancellations are cheap).
+			if err := remote.Write(ctx, msg); err != nil && ctx.Err() == nil {
+				done <- consoleError(err)
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			msg, err := remote.Read(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					err = nil
+				}
+				done <- consoleError(err)
+				return
+			}
+			if err := local.Write(ctx, msg); err != nil {
+				done <- fmt.Errorf("write to stdout: %w", err)
+				return
+			}
+		}
+	}()
+	err = <-done
+	cancel()
+	calls.Wait()
+	return err
+}
+
+// forward posts one call; if the console did not take it, the host gets an
+// error response for it instead of silence.
+func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Request) {
+	err := remote.Write(ctx, req)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	wire := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: consoleError(err).Error()}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		// The console answered with a JSON-RPC error (e.g. an unsupported
+		// protocol version, which the host may negotiate around): pass it on.
+		wire = we
+	}
+	local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: wire})
+}
+
+// consoleError makes transport failures say what the operator should do.
+func consoleError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, http.StatusText(http.StatusUnauthorized)):
+		return fmt.Errorf("the tabwarden console rejected the relay's token (it was revoked, or the console restarted): %w", err)
+	case errors.Is(err, mcp.ErrSessionMissing):
+		return fmt.Errorf("the tabwarden console ended this MCP session: %w", err)
+	}
+	return fmt.Errorf("tabwarden console connection: %w", err)
+}
+
+// probe checks that a console answers at url and accepts the token before
+// the host is told anything, so a stale endpoint file gives a clear error.
+func probe(ctx context.Context, client *http.Client, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("endpoint %q: %w", url, err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w (nothing answers at %s named in %s); start `tabwarden` first", ErrNoConsole, url, mcpserver.EndpointPath())
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("the tabwarden console at %s rejected the token in %s (revoked, or written by an earlier console)", url, mcpserver.EndpointPath())
+	}
+	// Any other answer (400: a GET without a session) means a console with
+	// this token is there.
+	return nil
+}
+
+type bearer struct{ secret string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.secret)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,191 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// recorder is a Surface that answers browser_tabs and records callers.
+type recorder struct {
+	mu    sync.Mutex
+	convs []consent.ConversationID
+}
+
+func (r *recorder) Call(_ context.Context, conv consent.ConversationID, tool string, _ json.RawMessage) agent.Result {
+	r.mu.Lock()
+	r.convs = append(r.convs, conv)
+	r.mu.Unlock()
+	return agent.Result{Object: map[string]any{"ok": true, "tabs": []any{}, "paused": false, "tool": tool}}
+}
+
+func (r *recorder) seen() []consent.ConversationID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]consent.ConversationID(nil), r.convs...)
+}
+
+// console starts an in-process console that publishes its endpoint file in
+// a private runtime dir.
+func console(t *testing.T) (*mcpserver.Server, *consent.Engine, *recorder) {
+	t.Helper()
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	eng := consent.New(consent.Config{})
+	t.Cleanup(eng.Close)
+	rec := &recorder{}
+	s, err := mcpserver.New(mcpserver.Config{Surface: rec, Engine: eng, PublishEndpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, eng, rec
+}
+
+// hostOverStdio runs Run on pipes and connects an SDK client to its stdio,
+// as a stdio-only MCP host would.
+func hostOverStdio(t *testing.T, version string) (*mcp.ClientSession, <-chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()   // host → relay stdin
+	outR, outW := io.Pipe() // relay stdout → host
+	runErr := make(chan error, 1)
+	go func() {
+		err := Run(context.Background(), inR, outW)
+		outW.Close()
+		runErr <- err
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-host", Version: "1.0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect through the relay: %v", err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %q through the relay, want %q", got, version)
+	}
+	return cs, runErr
+}
+
+func TestRelayCarriesBothProtocols(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			_, eng, rec := console(t)
+			cs, runErr := hostOverStdio(t, version)
+
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools.Tools) != len(agent.Specs) {
+				t.Fatalf("listed %d tools through the relay, want %d", len(tools.Tools), len(agent.Specs))
+			}
+			for range 2 {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_tabs"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.IsError || res.StructuredContent.(map[string]any)["tool"] != "browser_tabs" {
+					t.Fatalf("browser_tabs through the relay: %+v", res)
+				}
+			}
+			seen := rec.seen()
+			if len(seen) != 2 || seen[0] != seen[1] || seen[0] == "" {
+				t.Fatalf("conversations seen %v: want one conversation for the relay", seen)
+			}
+			if !hasConv(eng, seen[0]) {
+				t.Fatalf("conversation %s not registered", seen[0])
+			}
+
+			if err := cs.Close(); err != nil { // closes the relay's stdin
+				t.Fatal(err)
+			}
+			if err := <-runErr; err != nil {
+				t.Fatalf("Run after stdin ended: %v", err)
+			}
+			if version == "2025-11-25" {
+				// The relay's session ends with it, and so does its conversation.
+				waitGone(t, eng, seen[0])
+			}
+		})
+	}
+}
+
+func TestRelayWithoutConsole(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	err := Run(context.Background(), strings.NewReader(""), io.Discard)
+	if !errors.Is(err, ErrNoConsole) {
+		t.Fatalf("Run with no console: %v", err)
+	}
+	want := "no tabwarden console is running (no " + mcpserver.EndpointPath() + "); start `tabwarden` first"
+	if err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+}
+
+func TestRelayWithStaleEndpoint(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	// A port nothing listens on: take one and give it back.
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	if _, err := mcpserver.WriteEndpoint(url, "tw_stale"); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), strings.NewReader(""), io.Discard)
+	if !errors.Is(err, ErrNoConsole) || !strings.Contains(err.Error(), "start `tabwarden` first") {
+		t.Fatalf("Run with a stale endpoint: %v", err)
+	}
+}
+
+func TestRelayWithRevokedToken(t *testing.T) {
+	s, _, _ := console(t)
+	if err := s.RevokeToken(mcpserver.DefaultTokenName); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), strings.NewReader(""), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "rejected the token") {
+		t.Fatalf("Run with a revoked token: %v", err)
+	}
+}
+
+func hasConv(eng *consent.Engine, id consent.ConversationID) bool {
+	for _, c := range eng.Snapshot().Conversations {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGone waits on the engine's change signal until id is removed.
+func waitGone(t *testing.T, eng *consent.Engine, id consent.ConversationID) {
+	t.Helper()
+	ch, stop := eng.Changes()
+	defer stop()
+	timeout := time.After(15 * time.Second)
+	for hasConv(eng, id) {
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatalf("conversation %s still registered after the relay's session ended", id)
+		}
+	}
+}
