@@ -2,6 +2,8 @@ package dom
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -178,24 +180,45 @@ func (o *observation) thaw(now time.Time) {
 	}
 }
 
+// rawElement is one row of the isolated world's compact element list:
+// [ref, role, name, value, flags, x, y, w, h, options?, moreOptions?].
 type rawElement struct {
-	Ref         string   `json:"ref"`
-	Role        string   `json:"role"`
-	Name        string   `json:"name"`
-	Value       string   `json:"value"`
-	HasValue    bool     `json:"hasValue"`
-	Options     []string `json:"options"`
-	MoreOptions int      `json:"moreOptions"`
-	Checked     string   `json:"checked"`
-	Selected    bool     `json:"selected"`
-	Expanded    bool     `json:"expanded"`
-	Disabled    bool     `json:"disabled"`
-	Sensitive   bool     `json:"sensitive"`
-	X           int      `json:"x"`
-	Y           int      `json:"y"`
-	W           int      `json:"w"`
-	H           int      `json:"h"`
-	InView      bool     `json:"inView"`
+	Ref, Role, Name, Value string
+	Flags                  int
+	X, Y, W, H             int
+	Options                []string
+	MoreOptions            int
+}
+
+const (
+	fValue = 1 << iota
+	fChecked
+	fMixed
+	fSelected
+	fExpanded
+	fDisabled
+	fSensitive
+	fInView
+)
+
+func (r *rawElement) UnmarshalJSON(b []byte) error {
+	var row []json.RawMessage
+	if err := json.Unmarshal(b, &row); err != nil {
+		return err
+	}
+	if len(row) < 9 {
+		return fmt.Errorf("element row of %d fields", len(row))
+	}
+	fields := []any{&r.Ref, &r.Role, &r.Name, &r.Value, &r.Flags, &r.X, &r.Y, &r.W, &r.H}
+	if len(row) >= 11 {
+		fields = append(fields, &r.Options, &r.MoreOptions)
+	}
+	for i, f := range fields {
+		if err := json.Unmarshal(row[i], f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type rawBox struct {
@@ -208,14 +231,27 @@ type rawBox struct {
 	H     int    `json:"h"`
 }
 
+// rawSnapshot is the isolated world's observe result. Elements and Text are
+// absent when unchanged since the generation the host said it holds.
 type rawSnapshot struct {
-	State            pageState    `json:"state"`
-	Elements         []rawElement `json:"elements"`
-	Regions          []rawBox     `json:"regions"`
-	Cands            []rawBox     `json:"cands"`
-	Text             string       `json:"text"`
-	TextLen          int          `json:"textLen"`
-	SensitiveVisible bool         `json:"sensitiveVisible"`
+	State            pageState     `json:"state"`
+	ElemGen          int           `json:"elemGen"`
+	TextGen          int           `json:"textGen"`
+	Elements         *[]rawElement `json:"elements"`
+	Regions          []rawBox      `json:"regions"`
+	Cands            []rawBox      `json:"cands"`
+	Text             *string       `json:"text"`
+	TextLen          int           `json:"textLen"`
+	SensitiveVisible bool          `json:"sensitiveVisible"`
+}
+
+// snapCache is the last element list and text the isolated world sent for
+// one document, so an unchanged page is not transferred again.
+type snapCache struct {
+	token            string
+	elemGen, textGen int
+	elems            []rawElement
+	text             string
 }
 
 const imageHint = "use an image: observe with includeImage, then click {x,y}"
@@ -295,10 +331,29 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 
 // snapshot walks the page and records a new observation (not yet stored).
 func (t *Tab) snapshot(ctx context.Context) (*observation, bool, error) {
+	t.mu.Lock()
+	c := t.snap
+	t.mu.Unlock()
 	var raw rawSnapshot
-	if err := t.runJSON(ctx, &raw, "observe", map[string]any{"maxText": maxStoredText}); err != nil {
+	if err := t.runJSON(ctx, &raw, "observe", map[string]any{"maxText": maxStoredText, "token": c.token, "elemGen": c.elemGen, "textGen": c.textGen}); err != nil {
 		return nil, false, err
 	}
+	mine := raw.State.Token == c.token
+	if raw.Elements != nil {
+		c.elems = *raw.Elements
+	} else if !mine || raw.ElemGen != c.elemGen {
+		return nil, false, errors.New("isolated world sent no elements for an unknown generation")
+	}
+	if raw.Text != nil {
+		c.text = *raw.Text
+	} else if !mine || raw.TextGen != c.textGen {
+		return nil, false, errors.New("isolated world sent no text for an unknown generation")
+	}
+	c.token, c.elemGen, c.textGen = raw.State.Token, raw.ElemGen, raw.TextGen
+	t.mu.Lock()
+	t.snap = c
+	t.mu.Unlock()
+	text := c.text
 	t.mu.Lock()
 	t.seq++
 	seq := t.seq
@@ -309,26 +364,33 @@ func (t *Tab) snapshot(ctx context.Context) (*observation, bool, error) {
 		created: t.now(),
 		byRef:   map[string]int{},
 		sig:     map[string]string{},
-		text:    raw.Text,
-		textLen: utf8.RuneCountInString(raw.Text),
+		text:    text,
+		textLen: utf8.RuneCountInString(text),
 	}
-	if raw.TextLen > len(raw.Text) {
+	if raw.TextLen > len(text) {
 		// Cut in the page at maxStoredText UTF-16 units; report the rest.
-		o.textLen += raw.TextLen - len(utf16.Encode([]rune(raw.Text)))
+		o.textLen += raw.TextLen - len(utf16.Encode([]rune(text)))
 	}
 	in, out := []Element{}, []Element{}
-	for _, r := range raw.Elements {
+	for _, r := range c.elems {
 		e := Element{
-			Ref: r.Ref, Role: r.Role, Name: r.Name, Value: r.Value, HasValue: r.HasValue,
-			Options: r.Options, MoreOptions: r.MoreOptions, Checked: r.Checked, Selected: r.Selected,
-			Expanded: r.Expanded, Disabled: r.Disabled, Sensitive: r.Sensitive, Offscreen: !r.InView,
+			Ref: r.Ref, Role: r.Role, Name: r.Name, Value: r.Value, HasValue: r.Flags&fValue != 0,
+			Options: r.Options, MoreOptions: r.MoreOptions,
+			Selected: r.Flags&fSelected != 0, Expanded: r.Flags&fExpanded != 0, Disabled: r.Flags&fDisabled != 0,
+			Sensitive: r.Flags&fSensitive != 0, Offscreen: r.Flags&fInView == 0,
 			Bounds: Rect{r.X, r.Y, r.W, r.H},
+		}
+		switch {
+		case r.Flags&fChecked != 0:
+			e.Checked = "checked"
+		case r.Flags&fMixed != 0:
+			e.Checked = "mixed"
 		}
 		if _, dup := o.byRef[e.Ref]; dup {
 			continue
 		}
 		o.byRef[e.Ref] = 0
-		if r.InView {
+		if !e.Offscreen {
 			in = append(in, e)
 		} else {
 			out = append(out, e)

@@ -57,8 +57,9 @@ type Tab struct {
 	seq     int
 	obs     map[string]*observation
 	order   []string // observation ids, oldest first
-	overlay bool     // DOM+Overlay enabled on the session
-	cursor  int      // generation of the drawn cursor; a newer draw wins the hide
+	snap    snapCache
+	overlay bool // DOM+Overlay enabled on the session
+	cursor  int  // generation of the drawn cursor; a newer draw wins the hide
 
 	// beforeInput, when set by a test, runs just before the first input
 	// event of a dispatch.

@@ -95,8 +95,9 @@
       }).join(' '));
     }
     if (!s) s = norm(el.getAttribute('aria-label'));
-    if (!s && el.labels && el.labels.length) {
-      s = norm(Array.from(el.labels).map(l => textOf(l, el, 200)).join(' '));
+    if (!s) {
+      const ls = labelsOf(el);
+      if (ls.length) s = norm(ls.map(l => textOf(l, el, 200)).join(' '));
     }
     const ln = el.localName;
     if (!s && ln === 'input') {
@@ -109,6 +110,33 @@
     if (!s && !(ln === 'input' || ln === 'select' || ln === 'textarea' || el.isContentEditable)) s = textOf(el, null, 200);
     if (!s) s = norm(el.getAttribute('title'));
     return cut(s, 100);
+  }
+
+  // labelsOf is el.labels without its cost: el.labels scans the whole tree
+  // on each call, quadratic over a large page. label[for] maps are built
+  // once per root per observe.
+  const LABELABLE = new Set(['input', 'select', 'textarea', 'button', 'meter', 'output', 'progress']);
+  let labelCache = null;
+  function labelsOf(el) {
+    if (!LABELABLE.has(el.localName)) return [];
+    const root = el.getRootNode();
+    let m = labelCache && labelCache.get(root);
+    if (!m) {
+      m = new Map();
+      if (root.querySelectorAll) {
+        for (const l of root.querySelectorAll('label[for]')) {
+          const id = l.htmlFor;
+          if (!m.has(id)) m.set(id, []);
+          m.get(id).push(l);
+        }
+      }
+      if (labelCache) labelCache.set(root, m);
+    }
+    const out = [];
+    const w = el.closest('label');
+    if (w && !w.htmlFor) out.push(w);
+    if (el.id && m.has(el.id)) out.push(...m.get(el.id));
+    return out;
   }
 
   function isDisabled(el) {
@@ -238,7 +266,13 @@
 
   function lines(s) { return s.replace(/[ \t\u00a0]+/g, ' ').replace(/ *\n[\s]*/g, '\n').trim(); }
 
+  // Caches of what the host already holds for this document: an unchanged
+  // element list or text is not sent again.
+  let elemGen = 0, lastElems = '', textGen = 0, lastText = null;
+  const F_VALUE = 1, F_CHECKED = 2, F_MIXED = 4, F_SELECTED = 8, F_EXPANDED = 16, F_DISABLED = 32, F_SENSITIVE = 64, F_INVIEW = 128;
+
   W.observe = (opt) => {
+    labelCache = new Map();
     const top = topFrame();
     const els = [], regions = [];
     W.cand = [];
@@ -250,12 +284,15 @@
       el(el, box, fr) {
         const role = roleOf(el);
         const d = describe(el, role);
-        d.ref = ensureRef(el);
-        d.x = Math.round(box.x1); d.y = Math.round(box.y1);
-        d.w = Math.round(box.x2 - box.x1); d.h = Math.round(box.y2 - box.y1);
-        d.inView = !!inter(box, fr.clip);
+        const inView = !!inter(box, fr.clip);
         if (d.sensitive && el.localName === 'input' && el.type !== 'file') sensitiveVisible = true;
-        els.push(d);
+        const flags = (d.hasValue ? F_VALUE : 0) | (d.checked === 'checked' ? F_CHECKED : 0) | (d.checked === 'mixed' ? F_MIXED : 0) |
+          (d.selected ? F_SELECTED : 0) | (d.expanded ? F_EXPANDED : 0) | (d.disabled ? F_DISABLED : 0) |
+          (d.sensitive ? F_SENSITIVE : 0) | (inView ? F_INVIEW : 0);
+        const row = [ensureRef(el), role, d.name, d.value === undefined ? '' : d.value, flags,
+          Math.round(box.x1), Math.round(box.y1), Math.round(box.x2 - box.x1), Math.round(box.y2 - box.y1)];
+        if (d.options) row.push(d.options, d.moreOptions || 0);
+        els.push(row);
       },
       cand(el, box) {
         if (W.cand.length >= 20) return;
@@ -269,10 +306,20 @@
         if (doc.body) texts.push('[frame ' + (norm(doc.title) || el.getAttribute('src') || '') + ']\n' + (doc.body.innerText || ''));
       },
     });
+    labelCache = null;
     let text = lines(texts.join('\n'));
     const textLen = text.length;
     if (text.length > opt.maxText) text = text.slice(0, opt.maxText);
-    return JSON.stringify({ state: W.state(), elements: els, regions, cands, text, textLen, sensitiveVisible });
+    const ej = JSON.stringify(els);
+    if (ej !== lastElems) { elemGen++; lastElems = ej; }
+    if (text !== lastText) { textGen++; lastText = text; }
+    const mine = opt.token === token;
+    let out = '{"state":' + JSON.stringify(W.state()) + ',"elemGen":' + elemGen + ',"textGen":' + textGen +
+      ',"regions":' + JSON.stringify(regions) + ',"cands":' + JSON.stringify(cands) + ',"textLen":' + textLen +
+      ',"sensitiveVisible":' + sensitiveVisible;
+    if (!mine || opt.elemGen !== elemGen) out += ',"elements":' + ej;
+    if (!mine || opt.textGen !== textGen) out += ',"text":' + JSON.stringify(text);
+    return out + '}';
   };
 
   W.state = () => {
@@ -375,7 +422,7 @@
     const x = (best.x1 + best.x2) / 2, y = (best.y1 + best.y2) / 2;
     // Hit-test in the element's own document, then each frame up to the top.
     const hit = deepHit(el.ownerDocument, x - fr.ox, y - fr.oy);
-    const ok = hit && (composedContains(el, hit) || (el.labels && Array.from(el.labels).some(l => composedContains(l, hit))));
+    const ok = hit && (composedContains(el, hit) || labelsOf(el).some(l => composedContains(l, hit)));
     if (!ok) return JSON.stringify({ err: 'element_obscured', detail: label(hit) });
     let sub = topFrame();
     for (let i = chain.length - 1; i >= 0; i--) {
@@ -454,6 +501,7 @@
   };
 
   W.visible = (role, name) => {
+    labelCache = new Map();
     const want = norm(name).toLowerCase();
     const found = [], near = [];
     const top = topFrame();
@@ -466,6 +514,7 @@
         if (n.toLowerCase() === want) found.push(hit); else if (near.length < 5) near.push(hit);
       },
     });
+    labelCache = null;
     return JSON.stringify({ found, near });
   };
 
