@@ -407,3 +407,25 @@ func TestCloseEndsConversations(t *testing.T) {
 		t.Fatalf("mint after close: %v", err)
 	}
 }
+
+// A session id is not a credential: another token presenting it is refused
+// and nothing reaches the Surface (DESIGN §3: identity is token + session).
+func TestSessionBoundToItsToken(t *testing.T) {
+	ts := startServer(t)
+	other, err := ts.MintToken("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, ts.url, ts.secret, statefulVersion, "owner")
+	status, _, body := rawRequest{
+		Secret:  other.Secret,
+		Session: cs.ID(),
+		Body:    rpcBody(t, "", "tools/call", map[string]any{"name": "browser_tabs"}),
+	}.do(t, ts.url)
+	if status != http.StatusForbidden {
+		t.Fatalf("another token on the session: status %d (%s), want 403", status, body)
+	}
+	if n := len(ts.surface.Calls()); n != 0 {
+		t.Fatalf("a hijacked session reached the Surface %d times", n)
+	}
+}
