@@ -12,15 +12,15 @@
   const apply = Reflect.apply, defineProperty = Object.defineProperty, freeze = Object.freeze;
   const stringify = JSON.stringify, parse = JSON.parse;
   const MapCtor = Map, mapGet = Map.prototype.get, mapSet = Map.prototype.set,
-    mapDelete = Map.prototype.delete, mapHas = Map.prototype.has, mapValues = Map.prototype.values,
+    mapDelete = Map.prototype.delete, mapHas = Map.prototype.has,
     mapForEach = Map.prototype.forEach;
   const PromiseCtor = Promise, promiseThen = Promise.prototype.then;
+  const resolved = (v) => apply(promiseResolve, PromiseCtor, [v]), rejected = (e) => apply(promiseReject, PromiseCtor, [e]);
+  const promiseResolve = Promise.resolve, promiseReject = Promise.reject;
   const EventCtor = Event, EventTargetCtor = EventTarget, dispatch = EventTarget.prototype.dispatchEvent;
   const addListener = EventTarget.prototype.addEventListener;
   const DOMExceptionCtor = DOMException, TypeErrorCtor = TypeError;
-  const ErrorCtor = Error;
-  const isArray = Array.isArray;
-  const str = (v) => (typeof v === "string" ? v : null);
+    const str = (v) => (typeof v === "string" ? v : null);
 
   const tools = new MapCtor(); // name -> {desc, execute}
   const calls = new MapCtor(); // host call id -> reject(cancel)
@@ -42,7 +42,7 @@
     }
     if (op === "invoke") {
       const t = apply(mapGet, tools, [a]);
-      if (!t) return PromiseCtor.resolve(stringify({ ok: false, error: "tool not found" }));
+      if (!t) return resolved(stringify({ ok: false, error: "tool not found" }));
       return new PromiseCtor((resolve) => {
         const settle = (v) => { if (apply(mapHas, calls, [c])) { apply(mapDelete, calls, [c]); resolve(v); } };
         apply(mapSet, calls, [c, () => resolve(stringify({ ok: false, canceled: true }))]);
@@ -54,7 +54,7 @@
           settle(stringify({ ok: false, error: "tool threw" }));
           return;
         }
-        apply(promiseThen, PromiseCtor.resolve(p), [
+        apply(promiseThen, resolved(p), [
           (v) => {
             let s;
             try { s = v === undefined ? "null" : stringify(v); } catch (e) { s = undefined; }
@@ -100,9 +100,9 @@
           apply(addListener, signal, ["abort", () => { apply(mapDelete, tools, [key]); fire(this, "toolchange"); }]);
         }
         fire(this, "toolchange");
-        return PromiseCtor.resolve(undefined);
+        return resolved(undefined);
       } catch (e) {
-        return PromiseCtor.reject(e);
+        return rejected(e);
       }
     }
     unregisterTool(name) {
@@ -112,14 +112,14 @@
     getTools() {
       const out = [];
       apply(mapForEach, tools, [(t) => { out[out.length] = { name: t.desc.name, description: t.desc.description }; }]);
-      return PromiseCtor.resolve(out);
+      return resolved(out);
     }
     executeTool(name, input) {
       // The page may run its own tools; this path never reaches the host.
       const t = apply(mapGet, tools, [name]);
-      if (!t) return PromiseCtor.reject(new DOMExceptionCtor("Tool not found", "NotFoundError"));
-      try { return PromiseCtor.resolve(apply(t.execute, undefined, [input, freeze({})])); }
-      catch (e) { return PromiseCtor.reject(e); }
+      if (!t) return rejected(new DOMExceptionCtor("Tool not found", "NotFoundError"));
+      try { return resolved(apply(t.execute, undefined, [input, freeze({})])); }
+      catch (e) { return rejected(e); }
     }
   }
   for (const ev of ["toolchange", "toolactivated", "toolcancel"]) {
