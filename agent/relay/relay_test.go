@@ -189,3 +189,31 @@ func waitGone(t *testing.T, eng *consent.Engine, id consent.ConversationID) {
 		}
 	}
 }
+
+// A token revoked while the relay runs: the host's next call gets an error
+// response (it never waits forever) and the relay exits saying why.
+func TestRelayTokenRevokedWhileRunning(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			s, _, rec := console(t)
+			cs, runErr := hostOverStdio(t, version)
+			defer cs.Close()
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_tabs"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RevokeToken(mcpserver.DefaultTokenName); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_tabs"}); err == nil {
+				t.Fatal("a call with a revoked token succeeded through the relay")
+			}
+			err := <-runErr
+			if err == nil || !strings.Contains(err.Error(), "rejected the relay's token") {
+				t.Fatalf("Run after revocation: %v", err)
+			}
+			if n := len(rec.seen()); n != 1 {
+				t.Fatalf("surface saw %d calls, want only the one before revocation", n)
+			}
+		})
+	}
+}
