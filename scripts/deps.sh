@@ -2,7 +2,8 @@
 # deps.sh: make sure the system programs tabwarden's tests and demo use are
 # installed: Chromium (the browser agents drive), Xvfb and xauth (headed
 # Chromium without a local display, or over ssh -X) and tmux (the terminal
-# end-to-end test). On Debian/Ubuntu it installs what is missing with
+# end-to-end test), plus Node.js and npm for the agent/mcpserver test that
+# runs the official TypeScript MCP client. On Debian/Ubuntu it installs what is missing with
 # apt-get (sudo when not root); elsewhere it prints exactly what to install
 # and carries on, so `make test` still runs what it can.
 set -euo pipefail
@@ -23,9 +24,11 @@ have chromium || have chromium-browser || have google-chrome || have google-chro
 have Xvfb || have xvfb-run || missing+=(xvfb)
 have xauth || missing+=(xauth)
 have tmux || missing+=(tmux)
+have node || missing+=(nodejs)
+have npm || missing+=(npm)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "deps: chromium, xvfb, xauth and tmux are installed"
+	echo "deps: chromium, xvfb, xauth, tmux, node and npm are installed"
 	exit 0
 fi
 
@@ -54,9 +57,10 @@ Darwin)
 		case "$p" in
 		chromium*) cmds+=("brew install --cask chromium") ;;
 		tmux) cmds+=("brew install tmux") ;;
+		nodejs | npm) cmds+=("brew install node") ;;
 		esac
 	done
-	[[ ${#cmds[@]} -gt 0 ]] && printf '  %s\n' "${cmds[@]}" >&2
+	[[ ${#cmds[@]} -gt 0 ]] && printf '  %s\n' "${cmds[@]}" | sort -u >&2
 	;;
 *)
 	names() { # map generic names to a distribution's
@@ -67,6 +71,8 @@ Darwin)
 			xvfb) out+=("$2") ;;
 			xauth) out+=("$3") ;;
 			tmux) out+=(tmux) ;;
+			nodejs) out+=(nodejs) ;;
+			npm) out+=(npm) ;;
 			esac
 		done
 		echo "${out[*]}"
@@ -80,7 +86,7 @@ Darwin)
 	elif have apk; then
 		echo "  sudo apk add $(names chromium xvfb xauth)" >&2
 	else
-		echo "  Chromium (or Chrome), Xvfb, xauth and tmux from your package manager" >&2
+		echo "  ${missing[*]} (Chromium or Chrome, Xvfb, xauth, tmux, Node.js, npm) from your package manager" >&2
 	fi
 	;;
 esac
