@@ -193,6 +193,9 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		if res.Object == nil {
 			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
 		}
+		if !s.cfg.AuditToolCalls {
+			return toolResult(res), nil
+		}
 		s.record(audit.Record{
 			Kind:         audit.KindToolCall,
 			Conversation: string(c.id),

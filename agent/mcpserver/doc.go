@@ -45,11 +45,17 @@
 //
 // A tool result carries agent.Result.JSON() as compact text content, the
 // same object as structuredContent, isError from the result, and the image
-// (if any) as image/png content. Every tool call writes one audit record
-// (tool, conversation, tab, redacted input summary, code on failure) after
-// the call returns; gated steps inside the call are audited by the engine
-// before they are dispatched, which is where fail-closed applies. Session
-// start and end and token revocation are audited too. Audit records are
-// never dropped; a write failure is logged and shown as a warning in the
-// activity log, since the step it describes has already happened.
+// (if any) as image/png content.
+//
+// Audit (DESIGN §9, one record per tool call): the Surface writes the record
+// of each call it runs (agent.Dispatcher does, for every transport alike);
+// the server writes the record of a call it refuses before the Surface (no
+// identity: missing_session), and, with Config.AuditToolCalls, of every
+// dispatched call too for a Surface that does not audit. Records hold the
+// tool, conversation, tab, redacted input summary (audit.Summarize) and the
+// code of a failure, never values. Session start and end and token
+// revocation are audited here. Gated steps inside a call are audited by the
+// engine before they are dispatched, which is where fail-closed applies; a
+// failed write here is logged and shown as a warning in the activity log,
+// since the step it describes has already happened.
 package mcpserver

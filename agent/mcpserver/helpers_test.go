@@ -138,7 +138,7 @@ func startServer(t *testing.T) *testServer {
 	t.Cleanup(eng.Close)
 	mem := &audit.Memory{}
 	fs := newFakeSurface()
-	s, err := New(Config{Surface: fs, Engine: eng, Audit: mem, Version: "test"})
+	s, err := New(Config{Surface: fs, Engine: eng, Audit: mem, AuditToolCalls: true, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

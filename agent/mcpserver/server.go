@@ -44,9 +44,14 @@ type Config struct {
 	Surface agent.Surface
 	// Engine registers and removes conversations. Required.
 	Engine Engine
-	// Audit receives tool calls, session starts and ends, and revocations.
-	// Nil: no audit.
+	// Audit receives session starts and ends, token revocations, and the
+	// tool calls the server refuses itself (no identity). Nil: no audit.
 	Audit audit.Sink
+	// AuditToolCalls makes the server also write one record per dispatched
+	// tool call. Leave it off with agent.Dispatcher, which writes that
+	// record itself for every transport (two records per call would break
+	// DESIGN §9's one-per-call); turn it on for a Surface that does not.
+	AuditToolCalls bool
 	// Listen is host:port; the host must be a loopback IP address.
 	// Empty: DefaultListen.
 	Listen string

@@ -429,3 +429,30 @@ func TestSessionBoundToItsToken(t *testing.T) {
 		t.Fatalf("a hijacked session reached the Surface %d times", n)
 	}
 }
+
+// With agent.Dispatcher the Surface writes each call's record; the server
+// must not write a second one.
+func TestToolCallAuditLeftToTheSurfaceByDefault(t *testing.T) {
+	eng := consent.New(consent.Config{})
+	defer eng.Close()
+	mem := &audit.Memory{}
+	fs := newFakeSurface()
+	s, err := New(Config{Surface: fs, Engine: eng, Audit: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := connect(t, url, s.DefaultToken().Secret, sessionlessVersion, "quiet")
+	callTool(t, cs, "browser_tabs", nil)
+	var kinds []audit.Kind
+	for _, r := range mem.Records() {
+		kinds = append(kinds, r.Kind)
+	}
+	if slices.Contains(kinds, audit.KindToolCall) || !slices.Contains(kinds, audit.KindSession) {
+		t.Fatalf("audit kinds %v: want the session start and no tool_call record", kinds)
+	}
+}
