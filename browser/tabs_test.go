@@ -126,3 +126,24 @@ func TestCrashMakesOpsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPageIsBoundToTheTab(t *testing.T) {
+	a := fixture.Start(t)
+	e := launch(t, nil)
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/session")
+	p, err := e.b.Page(testCtx(t), conv, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := proto.PageGetFrameTree{}.Call(p.Context(testCtx(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.FrameTree.Frame.URL != a.URL+"/session" || string(tree.FrameTree.Frame.ID) != string(p.TargetID) {
+		t.Fatalf("page bound to frame %s at %s", tree.FrameTree.Frame.ID, tree.FrameTree.Frame.URL)
+	}
+	if _, err := e.b.Page(testCtx(t), "c2", tab); consent.CodeOf(err) != consent.CodeWrongConversation {
+		t.Fatalf("another conversation got the page: %v", err)
+	}
+}
