@@ -388,10 +388,19 @@ func TestTokens(t *testing.T) {
 func TestListenIsLoopbackOnly(t *testing.T) {
 	eng := consent.New(consent.Config{})
 	defer eng.Close()
-	for _, addr := range []string{"0.0.0.0:0", "192.168.1.2:0", ":0", "localhost:0", "[::1]:0"} {
+	for _, addr := range []string{"0.0.0.0:0", "192.168.1.2:0", ":0", "example.com:0", "[::1]:0", "127.0.0.1"} {
 		if _, err := New(Config{Surface: newFakeSurface(), Engine: eng, Listen: addr}); err == nil {
 			t.Errorf("listen %q accepted", addr)
 		}
+	}
+	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, Listen: "localhost:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	url, err := s.Start(context.Background())
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("Start on localhost:0 = %q, %v", url, err)
 	}
 }
 
