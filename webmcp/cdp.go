@@ -22,13 +22,19 @@ type Page interface {
 
 var _ Page = (*rod.Page)(nil)
 
+// caller is the command half of Page.
+type caller interface {
+	Call(ctx context.Context, sessionID, method string, params any) ([]byte, error)
+	GetSessionID() proto.TargetSessionID
+}
+
 // cdpTimeout bounds every CDP call that is not an invocation wait.
 const cdpTimeout = 5 * time.Second
 
 // session is a proto.Client bound to one page session and one deadline, so
 // rod's generated types and ours are called the same way.
 type session struct {
-	p   Page
+	p   caller
 	ctx context.Context
 }
 

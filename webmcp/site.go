@@ -36,7 +36,7 @@ const (
 // registrations and invokes tools. It never decides anything: eligibility
 // and sanitizing happen on every listing, consent is the caller's.
 type Site struct {
-	p    Page
+	p    caller
 	mode Mode
 
 	ctx    context.Context
@@ -58,13 +58,24 @@ type Site struct {
 // gets it. ctx bounds the attach calls only; the Site lives until Close.
 func Attach(ctx context.Context, p Page, mode Mode) (*Site, error) {
 	sctx, cancel := context.WithCancel(context.Background())
+	var events <-chan *rod.Message
+	if rp, ok := p.(*rod.Page); ok {
+		// Subscribe under the Site's context so Close ends rod's forwarder
+		// and its buffer too, not only ours.
+		events = rp.Context(sctx).Event()
+	} else {
+		events = p.Event()
+	}
+	return attach(ctx, p, fromRod(sctx, events), mode, sctx, cancel)
+}
+
+func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sctx context.Context, cancel context.CancelFunc) (*Site, error) {
 	s := &Site{
 		p: p, ctx: sctx, cancel: cancel, pumped: make(chan struct{}),
 		frameGen: map[proto.PageFrameID]uint64{}, native: map[proto.PageFrameID][]WebMCPTool{},
 		contexts: map[proto.PageFrameID]proto.RuntimeExecutionContextID{}, ppNone: map[proto.PageFrameID]bool{},
 		waiters: map[string]chan WebMCPToolResponded{}, early: map[string]WebMCPToolResponded{},
 	}
-	events := p.Event()
 	go s.pump(events)
 	fail := func(what string, err error) (*Site, error) {
 		s.Close()
@@ -148,9 +159,32 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// cdpEvent is one session event: its method and a decoder for its params.
+// It decouples the pump from rod.Message, whose payload cannot be built
+// outside rod (the pure tests feed their own).
+type cdpEvent struct {
+	Method string
+	load   func(proto.Event) bool
+}
+
+func fromRod(ctx context.Context, in <-chan *rod.Message) <-chan cdpEvent {
+	out := make(chan cdpEvent)
+	go func() {
+		defer close(out)
+		for m := range in {
+			select {
+			case out <- cdpEvent{Method: m.Method, load: m.Load}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // pump applies the session's events to the Site's state. It never blocks
 // on anything but the event channel: waiters have a one-slot buffer.
-func (s *Site) pump(events <-chan *rod.Message) {
+func (s *Site) pump(events <-chan cdpEvent) {
 	defer close(s.pumped)
 	for {
 		select {
@@ -177,7 +211,7 @@ func (s *Site) failWaiters() {
 	}
 }
 
-func (s *Site) apply(m *rod.Message) {
+func (s *Site) apply(m cdpEvent) {
 	// rod's Message.Load panics on an event that does not decode into our
 	// type; such an event is dropped, never fatal to the tab.
 	defer func() { _ = recover() }()
@@ -186,7 +220,7 @@ func (s *Site) apply(m *rod.Message) {
 	switch m.Method {
 	case "WebMCP.toolsAdded":
 		var e WebMCPToolsAdded
-		if !m.Load(&e) {
+		if !m.load(&e) {
 			return
 		}
 		for _, t := range e.Tools {
@@ -204,7 +238,7 @@ func (s *Site) apply(m *rod.Message) {
 		}
 	case "WebMCP.toolsRemoved":
 		var e WebMCPToolsRemoved
-		if !m.Load(&e) {
+		if !m.load(&e) {
 			return
 		}
 		for _, t := range e.Tools {
@@ -218,7 +252,7 @@ func (s *Site) apply(m *rod.Message) {
 		}
 	case "WebMCP.toolResponded":
 		var e WebMCPToolResponded
-		if !m.Load(&e) {
+		if !m.load(&e) {
 			return
 		}
 		if w, ok := s.waiters[e.InvocationID]; ok {
@@ -233,7 +267,7 @@ func (s *Site) apply(m *rod.Message) {
 		s.early[e.InvocationID] = e
 	case "Page.frameNavigated":
 		var e proto.PageFrameNavigated
-		if !m.Load(&e) || e.Frame == nil {
+		if !m.load(&e) || e.Frame == nil {
 			return
 		}
 		if e.Frame.ParentID == "" {
@@ -244,7 +278,7 @@ func (s *Site) apply(m *rod.Message) {
 		delete(s.native, e.Frame.ID)
 	case "Page.frameDetached":
 		var e proto.PageFrameDetached
-		if !m.Load(&e) {
+		if !m.load(&e) {
 			return
 		}
 		s.frameGen[e.FrameID]++
@@ -252,7 +286,7 @@ func (s *Site) apply(m *rod.Message) {
 		delete(s.contexts, e.FrameID)
 	case "Runtime.executionContextCreated":
 		var e proto.RuntimeExecutionContextCreated
-		if !m.Load(&e) || e.Context == nil {
+		if !m.load(&e) || e.Context == nil {
 			return
 		}
 		var aux struct {
@@ -265,7 +299,7 @@ func (s *Site) apply(m *rod.Message) {
 		}
 	case "Runtime.executionContextDestroyed":
 		var e proto.RuntimeExecutionContextDestroyed
-		if !m.Load(&e) {
+		if !m.load(&e) {
 			return
 		}
 		for f, id := range s.contexts {
@@ -277,7 +311,7 @@ func (s *Site) apply(m *rod.Message) {
 		clear(s.contexts)
 	case "Network.responseReceived":
 		var e proto.NetworkResponseReceived
-		if !m.Load(&e) || e.Type != proto.NetworkResourceTypeDocument || e.FrameID == "" || e.Response == nil {
+		if !m.load(&e) || e.Type != proto.NetworkResourceTypeDocument || e.FrameID == "" || e.Response == nil {
 			return
 		}
 		h := http.Header{}
