@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,6 +88,9 @@ type Counts struct {
 	TextChars    int `json:"textChars"`
 	TextFrom     int `json:"textFrom"`
 	TextTo       int `json:"textTo"`
+	// TextLinesDropped counts page text lines left out because they only
+	// repeat element names or select options listed above.
+	TextLinesDropped int `json:"textLinesDropped"`
 }
 
 // Diff is the answer to ObserveRequest.Since.
@@ -151,8 +155,11 @@ type observation struct {
 	regions  []Region
 	text     string
 	textLen  int
-	image    []byte
-	clip     *proto.PageViewport
+	// droppedLines counts text lines left out because they only repeat
+	// element names (the element list already says them).
+	droppedLines int
+	image        []byte
+	clip         *proto.PageViewport
 }
 
 func (o *observation) age(now time.Time) time.Duration {
@@ -353,7 +360,7 @@ func (t *Tab) snapshot(ctx context.Context) (*observation, bool, error) {
 	t.mu.Lock()
 	t.snap = c
 	t.mu.Unlock()
-	text := c.text
+	text, dropped := dropNameLines(c.text, c.elems)
 	t.mu.Lock()
 	t.seq++
 	seq := t.seq
@@ -367,10 +374,11 @@ func (t *Tab) snapshot(ctx context.Context) (*observation, bool, error) {
 		text:    text,
 		textLen: utf8.RuneCountInString(text),
 	}
-	if raw.TextLen > len(text) {
+	if raw.TextLen > len(c.text) {
 		// Cut in the page at maxStoredText UTF-16 units; report the rest.
-		o.textLen += raw.TextLen - len(utf16.Encode([]rune(text)))
+		o.textLen += raw.TextLen - len(utf16.Encode([]rune(c.text)))
 	}
+	o.droppedLines = dropped
 	in, out := []Element{}, []Element{}
 	for _, r := range c.elems {
 		e := Element{
@@ -603,6 +611,7 @@ func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textCh
 	c.Elements = len(o.elements)
 	c.Regions = len(o.regions)
 	c.TextChars = o.textLen
+	c.TextLinesDropped = o.droppedLines
 	for _, e := range o.elements {
 		if !e.Offscreen {
 			c.InViewport++
@@ -763,8 +772,15 @@ func textForm(ob *Observation) string {
 		writeRegions(&b, ob.Regions)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "elements %s of %d (%d in viewport), regions %d, text %s of %d chars\n",
-		span(c.ElementsFrom, c.ElementsTo), c.Elements, c.InViewport, c.Regions, span(c.TextFrom, c.TextTo), c.TextChars)
+	fmt.Fprintf(&b, "elements %s (%d in viewport), ", span(c.ElementsFrom, c.ElementsTo, c.Elements), c.InViewport)
+	if c.Regions > 0 {
+		fmt.Fprintf(&b, "regions %d, ", c.Regions)
+	}
+	fmt.Fprintf(&b, "text chars %s", span(c.TextFrom, c.TextTo, c.TextChars))
+	if c.TextLinesDropped > 0 {
+		fmt.Fprintf(&b, " (%d name-only lines left out)", c.TextLinesDropped)
+	}
+	b.WriteByte('\n')
 	if len(ob.LeftOut) > 0 {
 		fmt.Fprintf(&b, "left out: %s; cursor %q\n", strings.Join(ob.LeftOut, ", "), ob.NextCursor)
 	}
@@ -787,9 +803,72 @@ func writeRegions(b *strings.Builder, rs []Region) {
 	}
 }
 
-func span(from, to int) string {
-	if from == 0 {
-		return "none"
+// span renders a shown range of a total: "all 17", "1-200 of 523", "none of 9".
+func span(from, to, total int) string {
+	switch {
+	case from == 1 && to == total:
+		return fmt.Sprintf("all %d", total)
+	case from == 0:
+		return fmt.Sprintf("none of %d", total)
 	}
-	return fmt.Sprintf("%d-%d", from, to)
+	return fmt.Sprintf("%d-%d of %d", from, to, total)
+}
+
+// dropNameLines removes the page text lines made only of element names and
+// select option labels: the element list already carries them, and on a
+// control-heavy page they are most of the text. It returns the text and how
+// many lines it dropped.
+func dropNameLines(text string, elems []rawElement) (string, int) {
+	byFirst := map[rune][]string{}
+	add := func(n string) {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return
+		}
+		r, _ := utf8.DecodeRuneInString(n)
+		byFirst[r] = append(byFirst[r], n)
+	}
+	for _, e := range elems {
+		add(e.Name)
+		for _, o := range e.Options {
+			add(o)
+		}
+	}
+	for r, ns := range byFirst {
+		sort.Slice(ns, func(i, j int) bool { return len(ns[i]) > len(ns[j]) })
+		byFirst[r] = slices.Compact(ns)
+	}
+	onlyNames := func(l string) bool {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			return false
+		}
+		for l != "" {
+			r, _ := utf8.DecodeRuneInString(l)
+			hit := false
+			for _, n := range byFirst[r] {
+				if strings.HasPrefix(l, n) {
+					l, hit = strings.TrimLeft(l[len(n):], " \t"), true
+					break
+				}
+			}
+			if !hit {
+				return false
+			}
+		}
+		return true
+	}
+	var b strings.Builder
+	dropped := 0
+	for i, l := range strings.Split(text, "\n") {
+		if onlyNames(l) {
+			dropped++
+			continue
+		}
+		if i > 0 && b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+	}
+	return b.String(), dropped
 }

@@ -46,7 +46,7 @@ func TestObserveListsAccessibleRolesNamesAndFlags(t *testing.T) {
 	if len(o.Regions) != 1 || o.Regions[0].Kind != "closed-shadow-root" || !strings.Contains(o.TextForm, "use an image") {
 		t.Errorf("closed shadow root region: %+v", o.Regions)
 	}
-	for _, h := range []string{"observation " + o.ID, "tab t1", "url " + st.URL + "/dom/basic.html", `title "DOM basics"`, "viewport ", "scroll 0,0", "expires-in 15s", "elements 1-17 of 17"} {
+	for _, h := range []string{"observation " + o.ID, "tab t1", "url " + st.URL + "/dom/basic.html", `title "DOM basics"`, "viewport ", "scroll 0,0", "expires-in 15s", "elements all 17 (16 in viewport)"} {
 		if !strings.Contains(o.TextForm, h) {
 			t.Errorf("header lacks %q:\n%s", h, o.TextForm)
 		}

@@ -180,7 +180,10 @@
     return d;
   }
 
+  const TAGS = new Set(['a', 'area', 'button', 'input', 'textarea', 'select']);
   function isCandidate(el) {
+    // Cheap pre-filter: matches() on every node dominates a large page.
+    if (!TAGS.has(el.localName) && !el.hasAttribute('role') && !el.hasAttribute('contenteditable')) return false;
     if (!el.matches(SEL)) return false;
     if (el.localName === 'input' && (el.type || '').toLowerCase() === 'hidden') return false;
     if (el.hasAttribute('contenteditable') && el.localName !== 'input' && el.localName !== 'textarea') {
