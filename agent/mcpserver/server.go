@@ -27,6 +27,10 @@ const Path = "/mcp"
 // a free port.
 const DefaultListen = "127.0.0.1:0"
 
+// DefaultMaxRequestBytes fits a default 10 MiB upload in base64 plus its
+// envelope (DESIGN §5 --max-upload-bytes); the SDK's own default is 4 MiB.
+const DefaultMaxRequestBytes = 16 << 20
+
 // DefaultTokenName names the token minted at Start.
 const DefaultTokenName = "default"
 
@@ -60,6 +64,10 @@ type Config struct {
 	// and the default token at Start, and removes it at Close. Off in tests
 	// that must not touch the user's runtime directory.
 	PublishEndpoint bool
+	// MaxRequestBytes caps one HTTP request body. Zero: DefaultMaxRequestBytes.
+	// The console sizes it from --max-upload-bytes once browser_upload
+	// exists (base64 grows bytes by 4/3).
+	MaxRequestBytes int64
 	// Version is reported as the server's version. Empty: "dev".
 	Version string
 	// Logger receives transport diagnostics. Nil: discarded.
@@ -160,10 +168,15 @@ func New(cfg Config) (*Server, error) {
 		}, s.toolHandler(spec.Name))
 	}
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
-	s.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: log})
+	maxBody := cfg.MaxRequestBytes
+	if maxBody <= 0 {
+		maxBody = DefaultMaxRequestBytes
+	}
+	s.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: maxBody})
 	s.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless: true,
-		Logger:    log,
+		Stateless:           true,
+		Logger:              log,
+		MaxRequestBodyBytes: maxBody,
 		// In the sessionless protocol the POST is the whole call: an agent
 		// that hangs up has abandoned it, so its operation stops too.
 		PropagateRequestCancellation: true,

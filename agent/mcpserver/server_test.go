@@ -465,3 +465,27 @@ func TestToolCallAuditLeftToTheSurfaceByDefault(t *testing.T) {
 		t.Fatalf("audit kinds %v: want the session start and no tool_call record", kinds)
 	}
 }
+
+func TestRequestBodyCap(t *testing.T) {
+	eng := consent.New(consent.Config{})
+	defer eng.Close()
+	fs := newFakeSurface()
+	s, err := New(Config{Surface: fs, Engine: eng, MaxRequestBytes: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := rpcBody(t, sessionlessVersion, "tools/call", map[string]any{"name": "webmcp_call_tool",
+		"arguments": map[string]any{"toolId": "tool-1", "input": map[string]any{"blob": strings.Repeat("x", 4096)}}})
+	status, _, _ := rawRequest{Secret: s.DefaultToken().Secret, Version: sessionlessVersion, Body: big}.do(t, url)
+	if status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized request: status %d, want 413", status)
+	}
+	if n := len(fs.Calls()); n != 0 {
+		t.Fatalf("an oversized request reached the Surface")
+	}
+}
