@@ -56,7 +56,10 @@ type Receipt struct {
 // stopped, so the operator's review time does not age it.
 type Prepared struct {
 	Action Action
-	// Target is nil for key, scroll and click {x,y}.
+	// Target is the element the action touches: the ref's element, the
+	// focused element for key, the element under the point for click
+	// {x,y} (informational: the pixels decide). Nil for scroll, or when
+	// nothing is focused or under the point.
 	Target *Target
 	// Point is the viewport point of click {x,y} and scroll.
 	Point *[2]float64
@@ -242,14 +245,26 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	} else if a.Type == "scroll" {
 		p.Point = &[2]float64{math.Floor(o.state.VW / 2), math.Floor(o.state.VH / 2)}
 	}
-	if a.Type == "key" {
-		sens, err := t.focusSensitive(ctx)
-		if err != nil {
+	// For key and click {x,y} the review shows what the input goes to: the
+	// focused element, or the element under the point (in this frame).
+	var brief *Target
+	switch {
+	case a.Type == "key":
+		brief = &Target{}
+		if err := t.runJSON(ctx, brief, "focused"); err != nil {
 			return nil, opErr(ctx, "prepare", err)
 		}
-		if sens {
+		if brief.Sensitive {
 			return nil, jsErr{Err: "sign_in_required"}.toError("")
 		}
+	case a.Type == "click" && p.Point != nil:
+		brief = &Target{}
+		if err := t.runJSON(ctx, brief, "at", p.Point[0], p.Point[1]); err != nil {
+			return nil, opErr(ctx, "prepare", err)
+		}
+	}
+	if brief != nil && brief.Ref != "" {
+		p.Target = brief
 	}
 	t.mu.Lock()
 	o.freeze(t.now())

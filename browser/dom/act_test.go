@@ -114,7 +114,16 @@ func TestClickByPoint(t *testing.T) {
 	}
 
 	o = observe(t, tab, ObserveRequest{IncludeImage: true})
-	mustAct(t, tab, o.ID, Action{Type: "click", X: f(x), Y: f(y)})
+	p, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "click", X: f(x), Y: f(y)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Target == nil || p.Target.Name != "Add to cart" {
+		t.Fatalf("review target under the point: %+v", p.Target)
+	}
+	if _, err := p.Dispatch(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
 	if got := st.record(t).Get("clicked"); got != "add" {
 		t.Fatalf("clicked %q", got)
 	}
@@ -122,7 +131,7 @@ func TestClickByPoint(t *testing.T) {
 
 func TestFillSelectKeySubmitForm(t *testing.T) {
 	st := startSite(t)
-	page, tab := openTab(t, st.URL+"/dom/basic.html", Options{})
+	_, tab := openTab(t, st.URL+"/dom/basic.html", Options{})
 	o := observe(t, tab, ObserveRequest{})
 	q := find(t, o, "textbox", "Search")
 	mustAct(t, tab, o.ID, Action{Type: "fill", Ref: q.Ref, Text: "old words"})
@@ -161,10 +170,17 @@ func TestFillSelectKeySubmitForm(t *testing.T) {
 	o = observe(t, tab, ObserveRequest{})
 	_, err = tab.Prepare(testCtx(t), o.ID, Action{Type: "key", Key: "F5"})
 	wantCode(t, err, consent.CodeInvalidKey)
-	loaded := waitLoad(t, page)
-	mustAct(t, tab, o.ID, Action{Type: "key", Key: "Enter"})
-	r := st.record(t)
-	loaded()
+	pk, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "key", Key: "enter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk.Target == nil || pk.Target.Ref != q.Ref || pk.Target.Name != "Search" {
+		t.Fatalf("a key's review target is the focused element, got %+v", pk.Target)
+	}
+	if _, err := pk.Dispatch(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	r := st.record(t) // /record answers 204: the form submit does not navigate
 	for k, want := range map[string]string{"q": "red shoes", "qty": "3", "size": "L", "note": "line one\r\nline two", "fav": "on"} {
 		if r.Get(k) != want {
 			t.Errorf("submitted %s=%q, want %q (%v)", k, r.Get(k), want, r)

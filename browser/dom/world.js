@@ -451,6 +451,16 @@
 
   W.focusSensitive = () => { const a = deepActive(); return !!(a && isSensitive(a)); };
 
+  // brief describes an element for a review: what a key goes to, or what
+  // lies under a point. Elements not listed before get a ref here too.
+  function brief(el) {
+    if (!el || el === document.body || el === document.documentElement) return JSON.stringify({});
+    const d = describe(el, roleOf(el));
+    return JSON.stringify({ ref: ensureRef(el), role: d.role, name: d.name, sensitive: !!d.sensitive, disabled: !!d.disabled });
+  }
+  W.focused = () => brief(deepActive());
+  W.at = (x, y) => brief(deepHit(document, x, y));
+
   // W.prepFill focuses el and selects its whole content so that the next
   // insertText replaces it.
   W.prepFill = (ref) => {
