@@ -1,0 +1,561 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod"
+
+	"github.com/tabwarden/tabwarden/browser/dom"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/policy"
+)
+
+// Browser is the part of the browser engine the dispatch drives. *browser.Browser
+// satisfies it; tests may substitute nothing else, since every gate must be
+// proven against a real Chromium.
+type Browser interface {
+	NewTab(ctx context.Context, conv consent.ConversationID, background bool) (consent.TabID, error)
+	Navigate(ctx context.Context, conv consent.ConversationID, id consent.TabID, rawURL string) error
+	History(ctx context.Context, conv consent.ConversationID, id consent.TabID, action string) error
+	Tab(id consent.TabID) (consent.TabInfo, error)
+	Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error)
+}
+
+// Dispatcher maps each DESIGN §5 tool onto the consent engine and the
+// browser. It is the one implementation of Surface; the MCP server, the
+// demo agent and tests all go through it.
+type Dispatcher struct {
+	engine  *consent.Engine
+	browser Browser
+	policy  *policy.Policy
+	audit   audit.Sink
+	now     func() time.Time
+	pages   *pageStates
+}
+
+// DispatcherConfig configures a Dispatcher. Engine and Browser are required.
+type DispatcherConfig struct {
+	Engine  *consent.Engine
+	Browser Browser
+	Policy  *policy.Policy
+	Audit   audit.Sink
+}
+
+// NewDispatcher returns the dispatch over cfg.
+func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
+	d := &Dispatcher{engine: cfg.Engine, browser: cfg.Browser, policy: cfg.Policy, audit: cfg.Audit, now: time.Now}
+	d.pages = newPageStates(cfg.Engine)
+	return d
+}
+
+// Close stops following the engine's events.
+func (d *Dispatcher) Close() { d.pages.close() }
+
+var _ Surface = (*Dispatcher)(nil)
+
+// Call runs one tool for conv. It never panics on bad input: every failure
+// is an envelope with its DESIGN code, and one audit record is written per call.
+func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) Result {
+	start := d.now()
+	res, tab := d.call(ctx, conv, tool, args)
+	d.record(conv, tool, tab, args, res, d.now().Sub(start))
+	return res
+}
+
+func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) (Result, consent.TabID) {
+	if conv == "" {
+		return fail(consent.Errorf(consent.CodeMissingSession, consent.NextListTabs, "this call carries no conversation identity")), ""
+	}
+	switch tool {
+	case "browser_tabs":
+		return d.tabs(conv), ""
+	case "browser_open":
+		var a OpenArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.open(ctx, conv, a)
+	case "browser_navigate":
+		var a NavigateArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.navigate(ctx, conv, a)
+	case "browser_observe":
+		var a ObserveArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.observe(ctx, conv, a)
+	case "browser_act":
+		var a ActArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.act(ctx, conv, a)
+	case "browser_verify":
+		var a VerifyArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.verify(ctx, conv, a)
+	case "browser_handoff":
+		var a HandoffArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.handoff(conv, a)
+	}
+	return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "unknown tool %q", tool)), ""
+}
+
+// decode reads args strictly: an unknown field is a mistake the model should hear about.
+func decode(args json.RawMessage, v any) error {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "arguments do not match the tool's schema: %v", err)
+	}
+	return nil
+}
+
+func (d *Dispatcher) tabs(conv consent.ConversationID) Result {
+	st := d.engine.Snapshot()
+	tabs := []map[string]any{}
+	paused := false
+	for _, c := range st.Conversations {
+		if c.ID != conv {
+			continue
+		}
+		paused = c.Paused
+		for _, t := range c.Tabs {
+			if t.Status == consent.TabClosed {
+				continue
+			}
+			entry := map[string]any{
+				"tabId":     string(t.ID),
+				"url":       t.URL,
+				"title":     t.Title,
+				"visible":   t.Visible,
+				"status":    string(t.Status),
+				"operation": t.Operation,
+			}
+			if t.OpenerTabID != "" {
+				entry["openerTabId"] = string(t.OpenerTabID)
+			}
+			tabs = append(tabs, entry)
+		}
+	}
+	return ok(map[string]any{"tabs": tabs, "paused": paused, "trust": TrustUntrusted})
+}
+
+// checkURL accepts only absolute http(s) URLs (DESIGN §5 invalid_url).
+func checkURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "use an absolute http or https URL without credentials")
+	}
+	return u, nil
+}
+
+// precheckPolicy answers website_blocked before any tab or review exists; the
+// request hook enforces the same policy on every request regardless.
+func (d *Dispatcher) precheckPolicy(raw string) error {
+	dec := d.policy.Decide(raw, "GET", false, false)
+	if dec.Allow {
+		return nil
+	}
+	return &consent.Error{Code: consent.Code(dec.Code), Message: dec.Message, Next: consent.NextNone}
+}
+
+func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a OpenArgs) (Result, consent.TabID) {
+	if _, err := checkURL(a.URL); err != nil {
+		return fail(err), ""
+	}
+	if err := d.precheckPolicy(a.URL); err != nil {
+		return fail(err), ""
+	}
+	tab := consent.TabID(a.TabID)
+	op, err := d.engine.Begin(ctx, conv, tab, "open")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	if tab == "" {
+		tab, err = d.browser.NewTab(op.Context(), conv, a.Background)
+		if err != nil {
+			return fail(opErr(op, err)), ""
+		}
+		op.BindTab(tab)
+		if !a.Background {
+			d.engine.FocusTab(tab)
+		}
+	}
+	if err := d.browser.Navigate(op.Context(), conv, tab, a.URL); err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	info, err := d.browser.Tab(tab)
+	if err != nil {
+		return fail(err), tab
+	}
+	return ok(map[string]any{
+		"tabId":   string(tab),
+		"url":     info.URL,
+		"visible": d.visible(conv, tab),
+		"next":    string(consent.NextObserve),
+		"trust":   TrustUntrusted,
+	}), tab
+}
+
+func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, a NavigateArgs) (Result, consent.TabID) {
+	if (a.URL == "") == (a.Action == "") {
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "give url or action (back, forward, reload), not both")), ""
+	}
+	if a.URL != "" {
+		if _, err := checkURL(a.URL); err != nil {
+			return fail(err), ""
+		}
+		if err := d.precheckPolicy(a.URL); err != nil {
+			return fail(err), ""
+		}
+	} else if a.Action != "back" && a.Action != "forward" && a.Action != "reload" {
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "action must be back, forward or reload")), ""
+	}
+	tab, err := d.resolveTab(conv, a.TabID)
+	if err != nil {
+		return fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "navigate")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	if a.URL != "" {
+		err = d.browser.Navigate(op.Context(), conv, tab, a.URL)
+	} else {
+		err = d.browser.History(op.Context(), conv, tab, a.Action)
+	}
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	info, err := d.browser.Tab(tab)
+	if err != nil {
+		return fail(err), tab
+	}
+	return ok(map[string]any{
+		"outcome": "navigation_finished",
+		"url":     info.URL,
+		"next":    string(consent.NextObserve),
+		"trust":   TrustUntrusted,
+	}), tab
+}
+
+// readable runs the read gate for the tab's current origin and returns the
+// tab's DOM handle. Every tool that looks at or acts on a page passes here.
+func (d *Dispatcher) readable(op *consent.Op, conv consent.ConversationID, tab consent.TabID) (*dom.Tab, string, error) {
+	info, err := d.browser.Tab(tab)
+	if err != nil {
+		return nil, "", err
+	}
+	origin, err := pageOrigin(info.URL)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := d.engine.Ask(op.Context(), consent.Request{
+		Gate: consent.GateRead, Conversation: conv, Tab: tab, Origin: origin,
+		Recheck: d.sameOrigin(tab, origin),
+	}); err != nil {
+		return nil, "", err
+	}
+	dt, err := d.pages.get(op.Context(), d.browser, conv, tab)
+	if err != nil {
+		return nil, "", err
+	}
+	return dt, origin, nil
+}
+
+// sameOrigin is the post-approval re-check: the page must still be on the
+// origin the operator approved.
+func (d *Dispatcher) sameOrigin(tab consent.TabID, origin string) func() error {
+	return func() error {
+		info, err := d.browser.Tab(tab)
+		if err != nil {
+			return err
+		}
+		now, err := pageOrigin(info.URL)
+		if err != nil || now != origin {
+			return consent.Errorf(consent.CodePageChanged, consent.NextObserveBeforeRetry, "the page left %s while the review was open", origin)
+		}
+		if d.policy != nil && !d.policy.AllowsOrigin(origin) {
+			return consent.Errorf(consent.CodeWebsiteBlocked, consent.NextNone, "%s", policy.MsgWebsiteBlocked)
+		}
+		return nil
+	}
+}
+
+// pageOrigin is the exact origin of a tab URL; a blank tab has none to read.
+func pageOrigin(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "the tab shows no web page (open a URL first)")
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+func (d *Dispatcher) observe(ctx context.Context, conv consent.ConversationID, a ObserveArgs) (Result, consent.TabID) {
+	tab, err := d.resolveTab(conv, a.TabID)
+	if err != nil {
+		return fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "observe")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	dt, _, err := d.readable(op, conv, tab)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	obs, err := dt.Observe(op.Context(), dom.ObserveRequest{
+		IncludeImage: a.IncludeImage, Cursor: a.Cursor, Since: a.Since, TextChars: a.TextChars,
+	})
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	fields := map[string]any{
+		"observationId": obs.ID,
+		"tabId":         obs.TabID,
+		"url":           obs.URL,
+		"title":         obs.Title,
+		"viewport":      obs.Viewport,
+		"scroll":        map[string]int{"x": obs.ScrollX, "y": obs.ScrollY},
+		"expiresInMs":   obs.ExpiresIn,
+		"counts":        obs.Counts,
+		"snapshot":      obs.TextForm,
+		"trust":         TrustUntrusted,
+	}
+	if obs.NextCursor != "" {
+		fields["cursor"] = obs.NextCursor
+	}
+	if len(obs.LeftOut) > 0 {
+		fields["leftOut"] = obs.LeftOut
+	}
+	res := ok(fields)
+	res.Image = obs.Image
+	return res, tab
+}
+
+func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a ActArgs) (Result, consent.TabID) {
+	if a.ObservationID == "" {
+		return fail(consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observationId is required: observe first")), ""
+	}
+	tab, err := d.resolveTab(conv, a.TabID)
+	if err != nil {
+		return fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "act")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	dt, origin, err := d.readable(op, conv, tab)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	action := dom.Action{
+		Type: a.Action.Type, Ref: a.Action.Ref, X: a.Action.X, Y: a.Action.Y,
+		Text: a.Action.Text, Value: a.Action.Value, Label: a.Action.Label, Key: a.Action.Key,
+	}
+	if a.Action.DeltaY != nil {
+		action.DeltaY = float64(*a.Action.DeltaY)
+	}
+	prep, err := dt.Prepare(op.Context(), a.ObservationID, action)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	review := reviewAction(prep)
+	if err := d.engine.Ask(op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
+		Action: review, Recheck: d.sameOrigin(tab, origin),
+	}); err != nil {
+		prep.Release()
+		return fail(opErr(op, err)), tab
+	}
+	receipt, err := prep.Dispatch(op.Context())
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	return ok(map[string]any{
+		"dispatched": receipt.Dispatched,
+		"outcome":    receipt.Outcome,
+		"next":       string(consent.NextObserve),
+	}), tab
+}
+
+// reviewAction turns a prepared action into what the review panel shows.
+func reviewAction(p *dom.Prepared) *consent.Action {
+	a := &consent.Action{
+		Type: consent.ActionType(p.Action.Type), Text: p.Action.Text, Value: p.Action.Value,
+		Label: p.Action.Label, Key: p.Action.Key, DeltaY: int(p.Action.DeltaY),
+	}
+	if p.Target != nil {
+		a.Ref, a.Role, a.Name = p.Target.Ref, p.Target.Role, p.Target.Name
+	}
+	if p.Point != nil {
+		a.X, a.Y = p.Point[0], p.Point[1]
+		a.Coordinate = p.Action.Type == "click"
+	}
+	return a
+}
+
+func (d *Dispatcher) verify(ctx context.Context, conv consent.ConversationID, a VerifyArgs) (Result, consent.TabID) {
+	if strings.TrimSpace(a.Value) == "" {
+		return fail(consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "an assertion needs a non-empty value")), ""
+	}
+	switch a.Assertion {
+	case dom.TextContains, dom.TextAbsent, dom.URLIs, dom.TitleContains, dom.ElementVisible:
+	default:
+		return fail(consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")), ""
+	}
+	tab, err := d.resolveTab(conv, a.TabID)
+	if err != nil {
+		return fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "verify")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	dt, _, err := d.readable(op, conv, tab)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	vr, err := dt.Verify(op.Context(), a.Assertion, a.Value)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	return ok(map[string]any{"verified": vr.Verified, "evidence": vr.Evidence, "trust": TrustUntrusted}), tab
+}
+
+func (d *Dispatcher) handoff(conv consent.ConversationID, a HandoffArgs) (Result, consent.TabID) {
+	tab := consent.TabID(a.TabID)
+	if tab != "" {
+		owner, known := d.engine.Owner(tab)
+		if !known {
+			return fail(consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", tab)), tab
+		}
+		if owner != conv {
+			return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that tab belongs to another conversation")), tab
+		}
+	}
+	if err := d.engine.TakeOver(conv); err != nil {
+		return fail(err), tab
+	}
+	if tab != "" {
+		d.engine.FocusTab(tab)
+	}
+	reason := a.Reason
+	if reason == "" {
+		reason = "the agent asks you to take over"
+	}
+	d.engine.Note(conv, "handoff: "+sanitizeNote(reason)+" — press r to resume", true)
+	return ok(map[string]any{"status": "paused", "next": string(consent.NextUserResume)}), tab
+}
+
+// sanitizeNote bounds agent-supplied text before it reaches the operator's screen.
+func sanitizeNote(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len([]rune(s)) > 160 {
+		s = string([]rune(s)[:160]) + "…"
+	}
+	return s
+}
+
+// resolveTab applies "tabId may be left out when the conversation owns
+// exactly one tab"; it never guesses between several.
+func (d *Dispatcher) resolveTab(conv consent.ConversationID, id string) (consent.TabID, error) {
+	if id != "" {
+		return consent.TabID(id), nil
+	}
+	var only consent.TabID
+	n := 0
+	for _, c := range d.engine.Snapshot().Conversations {
+		if c.ID != conv {
+			continue
+		}
+		for _, t := range c.Tabs {
+			if t.Status != consent.TabClosed {
+				only = t.ID
+				n++
+			}
+		}
+	}
+	switch n {
+	case 0:
+		return "", consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "this conversation has no open tab: call browser_open")
+	case 1:
+		return only, nil
+	}
+	return "", consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "this conversation has %d tabs: pass tabId (see browser_tabs)", n)
+}
+
+func (d *Dispatcher) visible(conv consent.ConversationID, tab consent.TabID) bool {
+	sel := d.engine.Snapshot().Selection
+	return sel.Conversation == conv && sel.Tab == tab
+}
+
+// opErr prefers the op's own reason (take-over, cancel, deadline) over the
+// symptom a browser call reports when its context ends, but keeps whether
+// input was already dispatched.
+func opErr(op *consent.Op, err error) error {
+	why := op.Err()
+	if why == nil {
+		return err
+	}
+	var ce, oe *consent.Error
+	if !errors.As(why, &oe) {
+		return err
+	}
+	if errors.As(err, &ce) && ce.Dispatched {
+		out := *oe
+		out.Dispatched, out.MayHaveChangedState = true, true
+		out.Next = consent.NextObserveBeforeRetry
+		return &out
+	}
+	return oe
+}
+
+// record writes the one audit record of a tool call: never values, only the
+// redacted input summary, sizes and the outcome code.
+func (d *Dispatcher) record(conv consent.ConversationID, tool string, tab consent.TabID, args json.RawMessage, res Result, took time.Duration) {
+	if d.audit == nil {
+		return
+	}
+	rec := audit.Record{
+		Time: d.now(), Kind: audit.KindToolCall, Conversation: string(conv), Tab: string(tab),
+		Tool: tool, Input: audit.Summarize(args), Code: res.Code(), WaitMS: took.Milliseconds(),
+	}
+	if res.IsError {
+		rec.Decision = "failed"
+	} else {
+		rec.Decision = "ok"
+	}
+	if err := d.audit.Write(rec); err != nil {
+		d.engine.Note(conv, fmt.Sprintf("audit write failed for %s: %v", tool, err), true)
+	}
+}
