@@ -110,7 +110,8 @@ func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch t := s.tokens.byID[tokenID]; {
+	t := s.tokens.byID[tokenID]
+	switch {
 	case s.closed:
 		return nil, errNoIdentity("the console is shutting down")
 	case t == nil:
@@ -122,7 +123,6 @@ func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error
 	if c := s.convs[key]; c != nil {
 		return c, nil
 	}
-	t := s.tokens.byID[tokenID]
 	raw := hex.EncodeToString(randomBytes(8))
 	short := raw[:6]
 	parts := []string{t.name}
