@@ -20,7 +20,12 @@
   const EventCtor = Event, EventTargetCtor = EventTarget, dispatch = EventTarget.prototype.dispatchEvent;
   const addListener = EventTarget.prototype.addEventListener;
   const DOMExceptionCtor = DOMException, TypeErrorCtor = TypeError;
-    const str = (v) => (typeof v === "string" ? v : null);
+    const strSlice = String.prototype.slice;
+  const mapSize = Object.getOwnPropertyDescriptor(Map.prototype, "size").get;
+  // Strings are cut just past the host's limits, so an oversized field is
+  // still rejected by the host but never costs more than this to carry.
+  const CAP_NAME = 129, CAP_TEXT = 65536, CAP_SCHEMA = 65537, MAX_TOOLS = 1024;
+  const str = (v, cap) => (typeof v === "string" ? (v.length > cap ? apply(strSlice, v, [0, cap]) : v) : null);
 
   const tools = new MapCtor(); // name -> {desc, execute}
   const calls = new MapCtor(); // host call id -> reject(cancel)
@@ -77,14 +82,17 @@
     registerTool(tool, options) {
       try {
         if (tool === null || typeof tool !== "object") throw new TypeErrorCtor("tool must be an object");
-        const name = str(tool.name);
+        if (apply(mapSize, tools, []) >= MAX_TOOLS) {
+          throw new DOMExceptionCtor("Too many tools registered in this document", "QuotaExceededError");
+        }
+        const name = str(tool.name, CAP_NAME);
         const execute = tool.execute;
         if (typeof execute !== "function") throw new TypeErrorCtor("execute must be a function");
         let schema = null;
-        if (tool.inputSchema !== undefined && tool.inputSchema !== null) schema = stringify(tool.inputSchema);
+        if (tool.inputSchema !== undefined && tool.inputSchema !== null) schema = str(stringify(tool.inputSchema), CAP_SCHEMA);
         const ann = tool.annotations;
         const desc = {
-          name, title: str(tool.title), description: str(tool.description),
+          name, title: str(tool.title, CAP_TEXT), description: str(tool.description, CAP_TEXT),
           inputSchema: typeof schema === "string" ? schema : null,
           annotations: ann && typeof ann === "object"
             ? { readOnlyHint: ann.readOnlyHint === true, untrustedContentHint: ann.untrustedContentHint === true }

@@ -215,18 +215,70 @@ func digestTool(t *Tool) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// MaxExaminedPerFrame and MaxExaminedPerTab bound the registrations one
+// listing looks at. They are ours, not DESIGN's: every rejected tool is one
+// rejectedTools entry, so without them a page could make a listing (and
+// the agent's context) as large as it likes. Past a bound, one entry
+// stands for the rest. Frames are examined in document order (top first),
+// so a frame's junk can hide only its own later registrations, and a
+// tab's only once 1024 registrations were looked at.
+const (
+	MaxExaminedPerFrame = 8 * MaxToolsPerFrame
+	MaxExaminedPerTab   = 1024
+)
+
 // SanitizeAll checks a tab's descriptors in registration order and applies
 // the quotas: the first MaxToolsPerFrame valid tools of a frame and the
 // first MaxToolsPerTab of the tab are kept, the excess is rejected one entry
 // per tool. A name registered twice in one frame keeps its first valid
 // registration. Invalid tools never count against a quota, so a flood of
-// junk cannot push a valid tool out.
+// junk cannot push a valid tool out. A descriptor that can no longer fit a
+// quota is rejected without parsing its schema, which bounds the work a
+// page can cause to MaxToolsPerTab full checks plus the failures before
+// them.
 func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 	var tools []*Tool
 	var rejected []Rejected
 	perFrame := map[string]int{}
+	examined := map[string]int{}
+	skipped := map[string]int{}
+	var skippedOrder []Descriptor
 	seen := map[[2]string]bool{}
-	for _, d := range ds {
+	total := 0
+	for i, d := range ds {
+		if total == MaxExaminedPerTab {
+			rejected = append(rejected, Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: consent.CodeInvalidSiteTool,
+				Error: fmt.Sprintf("%d more registrations were not examined (at most %d per tab)", len(ds)-i, MaxExaminedPerTab)})
+			break
+		}
+		if examined[d.Frame] >= MaxExaminedPerFrame {
+			if skipped[d.Frame] == 0 {
+				skippedOrder = append(skippedOrder, d)
+			}
+			skipped[d.Frame]++
+			continue
+		}
+		examined[d.Frame]++
+		total++
+		quota := ""
+		switch {
+		case perFrame[d.Frame] >= MaxToolsPerFrame:
+			quota = fmt.Sprintf("frame registered more than %d tools", MaxToolsPerFrame)
+		case len(tools) >= MaxToolsPerTab:
+			quota = fmt.Sprintf("tab registered more than %d tools", MaxToolsPerTab)
+		}
+		if quota != "" {
+			r := Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: consent.CodeInvalidSiteTool, Error: quota}
+			if ValidName(d.Name) {
+				name := d.Name
+				r.Name = &name
+				if o, err := CheckOrigin(d.Origin); err == nil {
+					r.Origin = o
+				}
+			}
+			rejected = append(rejected, r)
+			continue
+		}
 		t, r := Sanitize(d)
 		if r != nil {
 			rejected = append(rejected, *r)
@@ -234,21 +286,18 @@ func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 		}
 		name := t.Name
 		key := [2]string{t.Frame, t.Name}
-		switch {
-		case seen[key]:
+		if seen[key] {
 			rejected = append(rejected, Rejected{Name: &name, Origin: t.Origin, Code: consent.CodeInvalidSiteTool,
 				Error: "a tool with this name is already registered in this frame"})
-		case perFrame[t.Frame] >= MaxToolsPerFrame:
-			rejected = append(rejected, Rejected{Name: &name, Origin: t.Origin, Code: consent.CodeInvalidSiteTool,
-				Error: fmt.Sprintf("frame registered more than %d tools", MaxToolsPerFrame)})
-		case len(tools) >= MaxToolsPerTab:
-			rejected = append(rejected, Rejected{Name: &name, Origin: t.Origin, Code: consent.CodeInvalidSiteTool,
-				Error: fmt.Sprintf("tab registered more than %d tools", MaxToolsPerTab)})
-		default:
-			seen[key] = true
-			perFrame[t.Frame]++
-			tools = append(tools, t)
+			continue
 		}
+		seen[key] = true
+		perFrame[t.Frame]++
+		tools = append(tools, t)
+	}
+	for _, d := range skippedOrder {
+		rejected = append(rejected, Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: consent.CodeInvalidSiteTool,
+			Error: fmt.Sprintf("%d more registrations of a frame were not examined (at most %d per frame)", skipped[d.Frame], MaxExaminedPerFrame)})
 	}
 	return tools, rejected
 }

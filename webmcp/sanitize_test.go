@@ -177,9 +177,16 @@ func TestTextRules(t *testing.T) {
 
 func TestQuotasNeverHideValidTools(t *testing.T) {
 	var ds []Descriptor
-	// Junk first: it must not use up any quota.
-	for i := 0; i < 300; i++ {
-		ds = append(ds, desc(fmt.Sprintf("bad %d", i), ""))
+	// Junk first, in another frame: it must not use up any quota.
+	for i := 0; i < 100; i++ {
+		d := desc(fmt.Sprintf("bad %d", i), "")
+		d.Frame = "junk"
+		ds = append(ds, d)
+	}
+	for i := 0; i < 2; i++ {
+		d := desc("dup", "")
+		d.Frame = "D"
+		ds = append(ds, d)
 	}
 	for f := 0; f < 6; f++ {
 		for i := 0; i < 40; i++ {
@@ -188,7 +195,6 @@ func TestQuotasNeverHideValidTools(t *testing.T) {
 			ds = append(ds, d)
 		}
 	}
-	ds = append(ds, desc("t0", "")) // duplicate in F1? frame F1 exists: it is the second frame
 	tools, rej := SanitizeAll(ds)
 	if len(tools) != MaxToolsPerTab {
 		t.Fatalf("kept %d tools", len(tools))
@@ -202,7 +208,7 @@ func TestQuotasNeverHideValidTools(t *testing.T) {
 			t.Fatalf("frame %s kept %d", f, n)
 		}
 	}
-	if perFrame["F0"] != 32 || perFrame["F3"] != 32 || perFrame["F4"] != 0 {
+	if perFrame["D"] != 1 || perFrame["F0"] != 32 || perFrame["F3"] != 31 || perFrame["F4"] != 0 {
 		t.Fatalf("per frame %v", perFrame)
 	}
 	// Every descriptor is accounted for exactly once.
@@ -220,6 +226,40 @@ func TestQuotasNeverHideValidTools(t *testing.T) {
 	}
 	if dup != 1 {
 		t.Fatalf("duplicate entries %d", dup)
+	}
+}
+
+func TestExaminedBounds(t *testing.T) {
+	var ds []Descriptor
+	// The top frame's one valid tool comes after 10 junk registrations.
+	for i := 0; i < 10; i++ {
+		ds = append(ds, desc(fmt.Sprintf("bad %d", i), ""))
+	}
+	ds = append(ds, desc("top_tool", ""))
+	// A flooding frame: 5000 registrations.
+	for i := 0; i < 5000; i++ {
+		d := desc(fmt.Sprintf("flood_%d", i), `{"type":"object","properties":{"q":{"pattern":"x"}}}`)
+		d.Frame = "flood"
+		ds = append(ds, d)
+	}
+	tools, rej := SanitizeAll(ds)
+	if len(tools) != 1 || tools[0].Name != "top_tool" {
+		t.Fatalf("tools %v", tools)
+	}
+	// 10 junk + 256 examined flood entries + 1 summary for the flood frame.
+	if len(rej) != 10+MaxExaminedPerFrame+1 || !strings.Contains(rej[len(rej)-1].Error, fmt.Sprintf("%d more registrations", 5000-MaxExaminedPerFrame)) {
+		t.Fatalf("%d entries, last %+v", len(rej), rej[len(rej)-1])
+	}
+	// Many frames: the tab bound ends the listing with one entry.
+	ds = nil
+	for i := 0; i < 2000; i++ {
+		d := desc(fmt.Sprintf("t%d", i), "")
+		d.Frame = fmt.Sprintf("F%d", i)
+		ds = append(ds, d)
+	}
+	tools, rej = SanitizeAll(ds)
+	if len(tools) != MaxToolsPerTab || len(tools)+len(rej) != MaxExaminedPerTab+1 {
+		t.Fatalf("%d tools, %d rejected", len(tools), len(rej))
 	}
 }
 
