@@ -3,6 +3,15 @@
 // checks the verify assertions. The tab registry holds one *Tab per tab;
 // the consent gates wrap Tab's calls, they are not here.
 //
+// The gate layer's sequence for an act is
+//
+//	p, err := tab.Prepare(ctx, observationID, action) // validate; p.Target for the review
+//	// ... the review waits for the operator, then either
+//	p.Release()                     // denied or cancelled: nothing consumed, or
+//	receipt, err := p.Dispatch(ctx) // approved: re-check, consume, send input
+//
+// and for observe and verify simply tab.Observe / tab.Verify.
+//
 // Invariants:
 //   - Nothing runs in the page's main world. Every script runs in one
 //     isolated world of the top frame (Page.createIsolatedWorld, name
@@ -27,6 +36,12 @@
 //     Dispatched and MayHaveChangedState; nothing is ever retried.
 //   - Every CDP call runs under a deadline (the caller's, capped at
 //     callTimeout). No rod Must* helper is used.
+//   - The page text leaves out lines made only of element names and select
+//     option labels (the element list carries them); the header counts
+//     them. Verify's text assertions read the whole text.
+//   - Closed shadow roots are found on custom elements only (CDP
+//     DOM.describeNode on candidates); a closed root on a built-in element
+//     is not reported as a region.
 //   - The agent cursor is a CDP Overlay highlight (it shows in screenshots
 //     and is invisible to page scripts), hidden ~600 ms after the click; a
 //     failure to draw or hide it never changes an action's result.

@@ -161,3 +161,28 @@ func TestConsumedByFirstAct(t *testing.T) {
 	_, err = tab.Prepare(testCtx(t), "o1-00000000", add)
 	wantCode(t, err, consent.CodeStaleObservation)
 }
+
+// TestExpiresOnInnerScrollAndFrameNavigation: changes the top document's
+// DOM and window scroll do not show still expire an observation.
+func TestExpiresOnInnerScrollAndFrameNavigation(t *testing.T) {
+	st := startSite(t)
+	_, tab := openTab(t, st.URL+"/dom/expiry.html", Options{})
+	old := observe(t, tab, ObserveRequest{})
+	o := observe(t, tab, ObserveRequest{})
+	inside := find(t, o, "button", "Inside the box")
+	mustAct(t, tab, o.ID, Action{Type: "scroll", X: f(float64(inside.Bounds.X + 5)), Y: f(float64(inside.Bounds.Y + 5)), DeltaY: 200})
+	waitInWorld(t, tab, `new Promise(r => { const b = document.getElementById("box"); const c = () => b.scrollTop > 0 ? r(1) : setTimeout(c, 10); c(); })`)
+	if s := waitInWorld(t, tab, `Promise.resolve(String(scrollY))`); s != "0" {
+		t.Fatalf("the window scrolled (%s), not only the box", s)
+	}
+	_, err := tab.Prepare(testCtx(t), old.ID, Action{Type: "key", Key: "Tab"})
+	wantStale(t, err, "scrolled")
+
+	old = observe(t, tab, ObserveRequest{})
+	o = observe(t, tab, ObserveRequest{})
+	mustAct(t, tab, o.ID, Action{Type: "click", Ref: find(t, o, "link", "Child link").Ref})
+	waitInWorld(t, tab, `new Promise(r => { const f = document.getElementById("child"); const c = () => f.contentDocument && f.contentDocument.title === "Next" && f.contentDocument.readyState === "complete" ? r(1) : setTimeout(c, 10); c(); })`)
+	_, err = tab.Prepare(testCtx(t), old.ID, Action{Type: "key", Key: "Tab"})
+	wantStale(t, err, "the page changed")
+	st.none(t)
+}
