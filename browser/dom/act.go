@@ -373,7 +373,9 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		}
 		x, y = r.X, r.Y
 	}
-	t.drawCursor(ctx, x, y)
+	// The cursor shows from just before the press until cursorShown after
+	// the release, so the operator sees the click land.
+	defer t.drawCursor(ctx, x, y)()
 	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
@@ -481,9 +483,10 @@ func (t *Tab) wheel(ctx context.Context, p *Prepared) error {
 const cursorShown = 600 * time.Millisecond
 
 // drawCursor shows the agent cursor at (x,y) with a CDP Overlay highlight,
-// which page scripts cannot observe, and hides it after cursorShown. Every
-// failure is ignored: the cursor is for the operator's eyes only.
-func (t *Tab) drawCursor(ctx context.Context, x, y float64) {
+// which page scripts cannot observe; the returned func arms its removal
+// cursorShown later. Every failure is ignored: the cursor is for the
+// operator's eyes only and never changes an action's result.
+func (t *Tab) drawCursor(ctx context.Context, x, y float64) (armHide func()) {
 	pg, cancel := t.call(ctx)
 	defer cancel()
 	t.mu.Lock()
@@ -491,7 +494,7 @@ func (t *Tab) drawCursor(ctx context.Context, x, y float64) {
 	t.mu.Unlock()
 	if !on {
 		if (proto.DOMEnable{}).Call(pg) != nil || (proto.OverlayEnable{}).Call(pg) != nil {
-			return
+			return func() {}
 		}
 		t.mu.Lock()
 		t.overlay = true
@@ -505,23 +508,25 @@ func (t *Tab) drawCursor(ctx context.Context, x, y float64) {
 		OutlineColor: &proto.DOMRGBA{R: 255, G: 255, B: 255},
 	}.Call(pg)
 	if err != nil {
-		return
+		return func() {}
 	}
 	t.mu.Lock()
 	t.cursor++
 	gen := t.cursor
 	t.mu.Unlock()
-	time.AfterFunc(cursorShown, func() {
-		t.mu.Lock()
-		mine := t.cursor == gen
-		t.mu.Unlock()
-		if !mine {
-			return
-		}
-		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = proto.OverlayHideHighlight{}.Call(t.page.Context(c))
-	})
+	return func() {
+		time.AfterFunc(cursorShown, func() {
+			t.mu.Lock()
+			mine := t.cursor == gen
+			t.mu.Unlock()
+			if !mine {
+				return
+			}
+			c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = proto.OverlayHideHighlight{}.Call(t.page.Context(c))
+		})
+	}
 }
 
 // hideCursorNow removes a cursor still on screen so it is not baked into an
