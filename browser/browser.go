@@ -257,6 +257,16 @@ func (b *Browser) connect(ctx context.Context, wsURL string) error {
 		return unavailable("enable the request hook: %v", err)
 	}
 
+	if b.blocksUploads() {
+		// Every new target waits for guardTarget before its first script,
+		// so no page can open a WebSocket ahead of the block.
+		auto := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}
+		if err := auto.Call(b.rod.Context(ctx)); err != nil {
+			ws.Close()
+			return unavailable("guard new tabs for the upload policy: %v", err)
+		}
+	}
+
 	b.unlisten = b.gate.Listen(b.onConsentEvent)
 	b.wg.Add(2)
 	go b.loop(events)
@@ -294,6 +304,15 @@ func (b *Browser) loop(events <-chan *rod.Message) {
 			e := &proto.TargetTargetInfoChanged{}
 			if msg.Load(e) {
 				b.onTargetInfo(e.TargetInfo, false)
+			}
+		case "Target.attachedToTarget":
+			e := &proto.TargetAttachedToTarget{}
+			if msg.SessionID == "" && b.blocksUploads() && msg.Load(e) && e.TargetInfo != nil {
+				b.wg.Add(1)
+				go func() {
+					defer b.wg.Done()
+					b.guardTarget(e)
+				}()
 			}
 		case "Page.lifecycleEvent":
 			e := &proto.PageLifecycleEvent{}

@@ -43,3 +43,48 @@ func TestPolicyOriginsStopEveryRequestToOtherServers(t *testing.T) {
 		t.Fatalf("%d requests reached the unapproved server: %+v", n, b.Requests())
 	}
 }
+
+func TestPolicyBlockedUploadsReachNoServer(t *testing.T) {
+	a, b := fixture.Start(t), fixture.Start(t)
+	pol, err := policy.Parse("org.json", []byte(`{"execution":{"blockBrowserUploads":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := launch(t, func(o *Options) { o.Policy = pol })
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/uploads.html?other="+url.QueryEscape(b.URL))
+	if _, err := a.WaitFor(testCtx(t), func(r fixture.Request) bool { return r.Query == "kind=done" }); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range a.Requests() {
+		if r.Method != "GET" || r.HasBody {
+			t.Errorf("a %s with body=%v reached the server: %s?%s", r.Method, r.HasBody, r.Path, r.Query)
+		}
+	}
+	if e.b.Tabs(conv)[0].BlockedRequests < 3 {
+		t.Fatalf("blocked count %d, want POST, PUT and beacon", e.b.Tabs(conv)[0].BlockedRequests)
+	}
+}
+
+// The WebSocket half of blockBrowserUploads. Network.setBlockedURLs (both
+// the deprecated urls and urlPatterns) is accepted by Chromium 156 on every
+// auto-attached target, yet the handshake still reaches the server, so this
+// witness is kept ready and skipped until a blocking method that holds is
+// found (see the issue).
+func TestPolicyBlockedUploadsStopWebSockets(t *testing.T) {
+	t.Skip("known gap: Network.setBlockedURLs does not stop WebSocket handshakes in Chromium 156")
+	a, b := fixture.Start(t), fixture.Start(t)
+	pol, err := policy.Parse("org.json", []byte(`{"execution":{"blockBrowserUploads":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := launch(t, func(o *Options) { o.Policy = pol })
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/uploads.html?other="+url.QueryEscape(b.URL))
+	if _, err := a.WaitFor(testCtx(t), func(r fixture.Request) bool { return r.Query == "kind=done" }); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.Total(); n != 0 {
+		t.Fatalf("the WebSocket handshake reached the other server: %+v", b.Requests())
+	}
+}
