@@ -265,7 +265,12 @@ const imageHint = "use an image: observe with includeImage, then click {x,y}"
 
 // Observe reads the page (DESIGN §6). Errors carry DESIGN codes:
 // sign_in_required when an image is asked for while a password or
-// one-time-code field is visible, invalid_action for bad arguments.
+// one-time-code field is rendered anywhere in the document (not only in the
+// viewport), invalid_action for bad arguments. A cursor continues the
+// cursor's observation under the same id while it is fresh; once stale, the
+// same offsets are served from a new observation (a note says so). A since
+// whose base is unknown or of another document gives a full listing with a
+// note instead of an error.
 func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, error) {
 	textChars := req.TextChars
 	switch {
