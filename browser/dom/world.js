@@ -4,6 +4,8 @@
 // The global dies with the document, so refs are stable within a document
 // and never outlive it.
 (() => {
+  // Installing twice would mint a new token and orphan every ref.
+  if (globalThis.__tw) return true;
   const W = {};
   const refOf = new WeakMap();
   const byRef = new Map();
