@@ -56,6 +56,14 @@ func TestDiscoveryAndCall(t *testing.T) {
 			if n := f.recordCount(); n != 0 {
 				t.Fatalf("%d records before any invoke", n)
 			}
+			// With site isolation on, the delegated cross-site frame is an
+			// out-of-process frame served by its own session.
+			r.broker.mu.Lock()
+			h := r.broker.handles[toolID(t, l, "frame_delegated")]
+			r.broker.mu.Unlock()
+			if r.site.sessionFor(h.frame) == "" {
+				t.Fatal("the delegated cross-site frame was not served by a child session")
+			}
 
 			ctx := context.Background()
 			save := toolID(t, l, "save_draft")

@@ -36,13 +36,19 @@ const cdpTimeout = 5 * time.Second
 type session struct {
 	p   caller
 	ctx context.Context
+	sid proto.TargetSessionID // "" = the page's own session
 }
 
 func (s session) Call(ctx context.Context, sid, method string, params any) ([]byte, error) {
 	return s.p.Call(ctx, sid, method, params)
 }
-func (s session) GetContext() context.Context         { return s.ctx }
-func (s session) GetSessionID() proto.TargetSessionID { return s.p.GetSessionID() }
+func (s session) GetContext() context.Context { return s.ctx }
+func (s session) GetSessionID() proto.TargetSessionID {
+	if s.sid != "" {
+		return s.sid
+	}
+	return s.p.GetSessionID()
+}
 
 // call sends req with res decoded from the reply; the shape of rod's own
 // unexported proto.call, which our WebMCP types cannot reach.

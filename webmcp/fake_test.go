@@ -46,7 +46,7 @@ func (f *fakePage) Call(ctx context.Context, _ string, method string, params any
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch method {
-	case "Page.enable", "WebMCP.enable":
+	case "Page.enable", "WebMCP.enable", "Target.setAutoAttach":
 		return []byte(`{}`), nil
 	case "Page.getFrameTree":
 		return json.Marshal(map[string]any{"frameTree": f.treeLocked("")})
@@ -107,8 +107,8 @@ func (f *fakePage) subtreeLocked(fr fakeFrame) map[string]any {
 func (f *fakePage) emit(method string, params any) {
 	b, _ := json.Marshal(params)
 	for _, ev := range []cdpEvent{
-		{Method: method, load: func(e proto.Event) bool { return e.ProtoEvent() == method && json.Unmarshal(b, e) == nil }},
-		{Method: "Test.barrier", load: func(proto.Event) bool { return false }},
+		{SessionID: "S1", Method: method, load: func(e proto.Event) bool { return e.ProtoEvent() == method && json.Unmarshal(b, e) == nil }},
+		{SessionID: "S1", Method: "Test.barrier", load: func(proto.Event) bool { return false }},
 	} {
 		select {
 		case f.events <- ev:

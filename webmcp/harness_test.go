@@ -137,8 +137,9 @@ func TestMain(m *testing.M) {
 
 // browserFor launches Chromium headless; native adds
 // --enable-features=WebMCP, without it pages get the polyfill. rod's
-// launcher defaults keep site isolation off, so cross-origin frames share
-// the tab's session (see the package doc on out-of-process frames).
+// launcher turns site isolation off by default; we turn it back on, as in
+// the operator's browser, so the fixture's cross-origin frames
+// (127.0.0.1 vs localhost) are out-of-process frames in their own sessions.
 func browserFor(t *testing.T, native bool) *rod.Browser {
 	t.Helper()
 	if _, err := os.Stat(chromiumBin); err != nil {
@@ -150,7 +151,8 @@ func browserFor(t *testing.T, native bool) *rod.Browser {
 		return b
 	}
 	l := launcher.New().Bin(chromiumBin).NoSandbox(true).HeadlessNew(true).
-		Set("disable-background-networking").Set("disable-component-update").Set("disable-sync").Set("no-first-run")
+		Set("disable-background-networking").Set("disable-component-update").Set("disable-sync").Set("no-first-run").
+		Delete("disable-features").Delete("disable-site-isolation-trials").Set("site-per-process")
 	if native {
 		l = l.Set("enable-features", "WebMCP")
 	} else {

@@ -37,7 +37,8 @@ const (
 // and sanitizing happen on every listing, consent is the caller's.
 type Site struct {
 	p    caller
-	mode Mode
+	main proto.TargetSessionID
+	mode Mode // set once in attach, before any child session exists
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -47,10 +48,14 @@ type Site struct {
 	rev      uint64                             // bumped by each main-frame document
 	frameGen map[proto.PageFrameID]uint64       // bumped when a frame's document goes
 	native   map[proto.PageFrameID][]WebMCPTool // registration order
-	contexts map[proto.PageFrameID]proto.RuntimeExecutionContextID
-	ppNone   map[proto.PageFrameID]bool // polyfill: document sent Permissions-Policy tools=()
-	waiters  map[string]chan WebMCPToolResponded
-	early    map[string]WebMCPToolResponded
+	contexts map[proto.PageFrameID]frameContext
+	// Out-of-process frames: their sessions (child → the frame at its
+	// root) and, for every frame found in one, the session that serves it.
+	children     map[proto.TargetSessionID]proto.PageFrameID
+	frameSession map[proto.PageFrameID]proto.TargetSessionID
+	ppNone       map[proto.PageFrameID]bool // polyfill: document sent Permissions-Policy tools=()
+	waiters      map[string]chan WebMCPToolResponded
+	early        map[string]WebMCPToolResponded
 }
 
 // Attach connects to a tab. Call it before the tab navigates to the site
@@ -60,9 +65,11 @@ func Attach(ctx context.Context, p Page, mode Mode) (*Site, error) {
 	sctx, cancel := context.WithCancel(context.Background())
 	var events <-chan *rod.Message
 	if rp, ok := p.(*rod.Page); ok {
-		// Subscribe under the Site's context so Close ends rod's forwarder
-		// and its buffer too, not only ours.
-		events = rp.Context(sctx).Event()
+		// The browser-wide stream: out-of-process frames speak on child
+		// sessions that the page's own stream filters out; apply keeps only
+		// the page's session and its children. Subscribed under the Site's
+		// context so Close ends rod's forwarder and its buffer too.
+		events = rp.Browser().Context(sctx).Event()
 	} else {
 		events = p.Event()
 	}
@@ -71,9 +78,10 @@ func Attach(ctx context.Context, p Page, mode Mode) (*Site, error) {
 
 func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sctx context.Context, cancel context.CancelFunc) (*Site, error) {
 	s := &Site{
-		p: p, ctx: sctx, cancel: cancel, pumped: make(chan struct{}),
+		p: p, main: p.GetSessionID(), ctx: sctx, cancel: cancel, pumped: make(chan struct{}),
 		frameGen: map[proto.PageFrameID]uint64{}, native: map[proto.PageFrameID][]WebMCPTool{},
-		contexts: map[proto.PageFrameID]proto.RuntimeExecutionContextID{}, ppNone: map[proto.PageFrameID]bool{},
+		contexts: map[proto.PageFrameID]frameContext{}, ppNone: map[proto.PageFrameID]bool{},
+		children: map[proto.TargetSessionID]proto.PageFrameID{}, frameSession: map[proto.PageFrameID]proto.TargetSessionID{},
 		waiters: map[string]chan WebMCPToolResponded{}, early: map[string]WebMCPToolResponded{},
 	}
 	go s.pump(events)
@@ -96,26 +104,66 @@ func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sc
 			mode = ModeNative
 		}
 	}
+	s.mu.Lock()
 	s.mode = mode
-	switch mode {
+	s.mu.Unlock()
+	if mode != ModeNative && mode != ModePolyfill {
+		return fail("mode", fmt.Errorf("unknown mode %q", mode))
+	}
+	if err := s.enableSession(c); err != nil {
+		return fail("enable site tools", err)
+	}
+	return s, nil
+}
+
+// enableSession turns on what the mode needs in one session (the page's or
+// an out-of-process frame's) and asks for that session's own
+// out-of-process frames, paused at start so the polyfill is in place
+// before their first script.
+func (s *Site) enableSession(c session) error {
+	if err := (proto.PageEnable{}).Call(c); err != nil {
+		return fmt.Errorf("Page.enable: %w", err)
+	}
+	switch s.mode {
 	case ModeNative:
 		if err := (WebMCPEnable{}).Call(c); err != nil {
-			return fail("WebMCP.enable", err)
+			return fmt.Errorf("WebMCP.enable: %w", err)
 		}
 	case ModePolyfill:
 		if err := (proto.RuntimeEnable{}).Call(c); err != nil {
-			return fail("Runtime.enable", err)
+			return fmt.Errorf("Runtime.enable: %w", err)
 		}
 		if err := (proto.NetworkEnable{}).Call(c); err != nil {
-			return fail("Network.enable", err)
+			return fmt.Errorf("Network.enable: %w", err)
 		}
 		if _, err := (proto.PageAddScriptToEvaluateOnNewDocument{Source: polyfillJS, RunImmediately: true}).Call(c); err != nil {
-			return fail("install polyfill", err)
+			return fmt.Errorf("install polyfill: %w", err)
 		}
-	default:
-		return fail("mode", fmt.Errorf("unknown mode %q", mode))
 	}
-	return s, nil
+	err := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true,
+		Filter: proto.TargetTargetFilter{{Type: "iframe"}, {Exclude: true}}}.Call(c)
+	if err != nil {
+		return fmt.Errorf("Target.setAutoAttach: %w", err)
+	}
+	return nil
+}
+
+// setupChild prepares an out-of-process frame's session. It runs on its
+// own goroutine (never in the pump) and always lets the frame run, even
+// when setup fails: a frame left paused would hang the page.
+func (s *Site) setupChild(sid proto.TargetSessionID) {
+	c, done := s.sess(s.ctx)
+	defer done()
+	c.sid = sid
+	_ = s.enableSession(c)
+	_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(c)
+}
+
+// sessionFor is the session that serves frame.
+func (s *Site) sessionFor(frame proto.PageFrameID) proto.TargetSessionID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.frameSession[frame]
 }
 
 // Mode reports the implementation in use.
@@ -159,12 +207,20 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// frameContext is a frame's default (main-world) execution context and the
+// session it lives in.
+type frameContext struct {
+	sid proto.TargetSessionID
+	id  proto.RuntimeExecutionContextID
+}
+
 // cdpEvent is one session event: its method and a decoder for its params.
 // It decouples the pump from rod.Message, whose payload cannot be built
 // outside rod (the pure tests feed their own).
 type cdpEvent struct {
-	Method string
-	load   func(proto.Event) bool
+	SessionID proto.TargetSessionID
+	Method    string
+	load      func(proto.Event) bool
 }
 
 func fromRod(ctx context.Context, in <-chan *rod.Message) <-chan cdpEvent {
@@ -173,7 +229,7 @@ func fromRod(ctx context.Context, in <-chan *rod.Message) <-chan cdpEvent {
 		defer close(out)
 		for m := range in {
 			select {
-			case out <- cdpEvent{Method: m.Method, load: m.Load}:
+			case out <- cdpEvent{SessionID: m.SessionID, Method: m.Method, load: m.Load}:
 			case <-ctx.Done():
 				return
 			}
@@ -217,13 +273,44 @@ func (s *Site) apply(m cdpEvent) {
 	defer func() { _ = recover() }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, child := s.children[m.SessionID]
+	if m.SessionID != s.main && !child {
+		return // another tab's, or the browser's
+	}
 	switch m.Method {
+	case "Target.attachedToTarget":
+		var e proto.TargetAttachedToTarget
+		if !m.load(&e) || e.TargetInfo == nil {
+			return
+		}
+		if e.TargetInfo.Type == "iframe" {
+			s.children[e.SessionID] = proto.PageFrameID(e.TargetInfo.TargetID)
+			s.frameSession[proto.PageFrameID(e.TargetInfo.TargetID)] = e.SessionID
+		}
+		go s.setupChild(e.SessionID)
+	case "Target.detachedFromTarget":
+		var e proto.TargetDetachedFromTarget
+		if !m.load(&e) {
+			return
+		}
+		delete(s.children, e.SessionID)
+		for f, sid := range s.frameSession {
+			if sid == e.SessionID {
+				s.frameGen[f]++
+				delete(s.native, f)
+				delete(s.contexts, f)
+				delete(s.frameSession, f)
+			}
+		}
 	case "WebMCP.toolsAdded":
 		var e WebMCPToolsAdded
 		if !m.load(&e) {
 			return
 		}
 		for _, t := range e.Tools {
+			if child {
+				s.frameSession[t.FrameID] = m.SessionID
+			}
 			list := s.native[t.FrameID]
 			replaced := false
 			for i := range list {
@@ -270,7 +357,12 @@ func (s *Site) apply(m cdpEvent) {
 		if !m.load(&e) || e.Frame == nil {
 			return
 		}
-		if e.Frame.ParentID == "" {
+		if child {
+			s.frameSession[e.Frame.ID] = m.SessionID
+		} else if owner, ok := s.frameSession[e.Frame.ID]; ok && owner != m.SessionID {
+			delete(s.frameSession, e.Frame.ID) // came back in-process
+		}
+		if e.Frame.ParentID == "" && m.SessionID == s.main {
 			s.rev++
 			clear(s.native)
 		}
@@ -281,9 +373,15 @@ func (s *Site) apply(m cdpEvent) {
 		if !m.load(&e) {
 			return
 		}
+		if owner, ok := s.frameSession[e.FrameID]; ok && owner != m.SessionID {
+			// A "swap" seen from the old process: the frame lives on in
+			// another session, whose events may already have arrived.
+			return
+		}
 		s.frameGen[e.FrameID]++
 		delete(s.native, e.FrameID)
 		delete(s.contexts, e.FrameID)
+		delete(s.frameSession, e.FrameID)
 	case "Runtime.executionContextCreated":
 		var e proto.RuntimeExecutionContextCreated
 		if !m.load(&e) || e.Context == nil {
@@ -295,20 +393,27 @@ func (s *Site) apply(m cdpEvent) {
 		}
 		b, _ := json.Marshal(e.Context.AuxData)
 		if json.Unmarshal(b, &aux) == nil && aux.IsDefault && aux.FrameID != "" {
-			s.contexts[aux.FrameID] = e.Context.ID
+			s.contexts[aux.FrameID] = frameContext{sid: m.SessionID, id: e.Context.ID}
+			if child {
+				s.frameSession[aux.FrameID] = m.SessionID
+			}
 		}
 	case "Runtime.executionContextDestroyed":
 		var e proto.RuntimeExecutionContextDestroyed
 		if !m.load(&e) {
 			return
 		}
-		for f, id := range s.contexts {
-			if id == e.ExecutionContextID {
+		for f, fc := range s.contexts {
+			if fc.sid == m.SessionID && fc.id == e.ExecutionContextID {
 				delete(s.contexts, f)
 			}
 		}
 	case "Runtime.executionContextsCleared":
-		clear(s.contexts)
+		for f, fc := range s.contexts {
+			if fc.sid == m.SessionID {
+				delete(s.contexts, f)
+			}
+		}
 	case "Network.responseReceived":
 		var e proto.NetworkResponseReceived
 		if !m.load(&e) || e.Type != proto.NetworkResourceTypeDocument || e.FrameID == "" || e.Response == nil {
@@ -355,27 +460,60 @@ func (s *Site) frames(ctx context.Context) (uint64, []frameInfo, error) {
 	defer done()
 	s.mu.Lock()
 	rev := s.rev
+	kids := make([]proto.TargetSessionID, 0, len(s.children))
+	for sid := range s.children {
+		kids = append(kids, sid)
+	}
 	s.mu.Unlock()
 	tree, err := proto.PageGetFrameTree{}.Call(c)
 	if err != nil {
 		return 0, nil, err
 	}
 	var out []frameInfo
+	seen := map[proto.PageFrameID]bool{} // walked, with its verdict
 	top := tree.FrameTree.Frame.SecurityOrigin
-	var walk func(t *proto.PageFrameTree, parentOK bool)
-	walk = func(t *proto.PageFrameTree, parentOK bool) {
+	var walk func(cs session, t *proto.PageFrameTree, parentOK bool)
+	walk = func(cs session, t *proto.PageFrameTree, parentOK bool) {
 		f := t.Frame
-		ok := parentOK && s.eligible(c, f, top)
-		if ok {
-			s.mu.Lock()
-			out = append(out, frameInfo{id: f.ID, parent: f.ParentID, origin: f.SecurityOrigin, gen: s.frameGen[f.ID]})
-			s.mu.Unlock()
+		ok := parentOK && s.eligible(cs, c, f, top)
+		seen[f.ID] = ok
+		s.mu.Lock()
+		if cs.sid != "" {
+			s.frameSession[f.ID] = cs.sid
 		}
+		if ok {
+			out = append(out, frameInfo{id: f.ID, parent: f.ParentID, origin: f.SecurityOrigin, gen: s.frameGen[f.ID]})
+		}
+		s.mu.Unlock()
 		for _, ch := range t.ChildFrames {
-			walk(ch, ok)
+			walk(cs, ch, ok)
 		}
 	}
-	walk(tree.FrameTree, true)
+	walk(c, tree.FrameTree, true)
+	// Out-of-process frames, each in its own session, parents first: a
+	// frame whose parent was never seen is not eligible.
+	trees := map[proto.TargetSessionID]*proto.PageFrameTree{}
+	for _, sid := range kids {
+		cs := c
+		cs.sid = sid
+		if t, err := (proto.PageGetFrameTree{}).Call(cs); err == nil && t.FrameTree != nil && t.FrameTree.Frame != nil {
+			trees[sid] = t.FrameTree
+		}
+	}
+	for progress := true; progress && len(trees) > 0; {
+		progress = false
+		for sid, t := range trees {
+			parentOK, known := seen[t.Frame.ParentID]
+			if !known {
+				continue
+			}
+			cs := c
+			cs.sid = sid
+			walk(cs, t, parentOK)
+			delete(trees, sid)
+			progress = true
+		}
+	}
 	s.mu.Lock()
 	same := s.rev == rev
 	s.mu.Unlock()
@@ -388,7 +526,9 @@ func (s *Site) frames(ctx context.Context) (uint64, []frameInfo, error) {
 // eligible applies DESIGN §7's frame rule to one frame whose ancestors are
 // eligible: the top document and same-origin frames, cross-origin frames
 // only with <iframe allow="tools">; Permissions-Policy tools=() excludes.
-func (s *Site) eligible(c session, f *proto.PageFrame, top string) bool {
+// c is the frame's own session, owner the page's (where the <iframe> of an
+// out-of-process frame lives).
+func (s *Site) eligible(c, owner session, f *proto.PageFrame, top string) bool {
 	if s.mode == ModeNative {
 		// The browser knows the feature: its policy state covers the
 		// header, the allow attribute and inheritance.
@@ -412,7 +552,7 @@ func (s *Site) eligible(c session, f *proto.PageFrame, top string) bool {
 	if f.ParentID == "" || f.SecurityOrigin == top {
 		return true
 	}
-	return delegated(c, f.ID)
+	return delegated(owner, f.ID) || (c.sid != "" && delegated(c, f.ID))
 }
 
 // delegated reads the owner <iframe>'s allow attribute over CDP (never
@@ -484,11 +624,11 @@ func (s *Site) frameDescriptors(ctx context.Context, f frameInfo) ([]Descriptor,
 	c, done := s.sess(ctx)
 	defer done()
 	group := "tabwarden-" + randomID()
-	defer func() { _ = proto.RuntimeReleaseObjectGroup{ObjectGroup: group}.Call(c) }()
-	br, err := s.bridge(c, f.id, group)
+	c, br, err := s.bridge(c, f.id, group)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = proto.RuntimeReleaseObjectGroup{ObjectGroup: group}.Call(c) }()
 	r, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: `function () { return this("list"); }`,
 		ObjectID: br, ReturnByValue: true, ObjectGroup: group}.Call(c)
 	if err != nil {
@@ -536,20 +676,26 @@ func (s *Site) frameDescriptors(ctx context.Context, f frameInfo) ([]Descriptor,
 // made it so), and the bridge is that object's private #bridge field,
 // which no script can read. No page code runs on the way: document is an
 // unforgeable accessor, and the rest are CDP property reads.
-func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (proto.RuntimeRemoteObjectID, error) {
+//
+// It returns the session the bridge lives in (the frame's), for the calls
+// that use the object id.
+func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (session, proto.RuntimeRemoteObjectID, error) {
 	s.mu.Lock()
-	cid, ok := s.contexts[frame]
+	fc, ok := s.contexts[frame]
 	s.mu.Unlock()
 	if !ok {
-		return "", errors.New("frame has no script context")
+		return c, "", errors.New("frame has no script context")
 	}
-	doc, err := proto.RuntimeEvaluate{Expression: "document", ContextID: cid, ObjectGroup: group}.Call(c)
+	if fc.sid != s.main {
+		c.sid = fc.sid
+	}
+	doc, err := proto.RuntimeEvaluate{Expression: "document", ContextID: fc.id, ObjectGroup: group}.Call(c)
 	if err != nil || doc.ExceptionDetails != nil || doc.Result.ObjectID == "" {
-		return "", errors.New("no document")
+		return c, "", errors.New("no document")
 	}
 	props, err := proto.RuntimeGetProperties{ObjectID: doc.Result.ObjectID, OwnProperties: true}.Call(c)
 	if err != nil {
-		return "", err
+		return c, "", err
 	}
 	var api proto.RuntimeRemoteObjectID
 	for _, p := range props.Result {
@@ -558,18 +704,18 @@ func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (proto.R
 		}
 	}
 	if api == "" {
-		return "", errors.New("no polyfill in frame")
+		return c, "", errors.New("no polyfill in frame")
 	}
 	props, err = proto.RuntimeGetProperties{ObjectID: api, OwnProperties: true}.Call(c)
 	if err != nil {
-		return "", err
+		return c, "", err
 	}
 	for _, p := range props.PrivateProperties {
 		if p.Name == "#bridge" && p.Value != nil && p.Value.ObjectID != "" {
-			return p.Value.ObjectID, nil
+			return c, p.Value.ObjectID, nil
 		}
 	}
-	return "", errors.New("no bridge in frame")
+	return c, "", errors.New("no bridge in frame")
 }
 
 // invoke runs one tool and returns its raw result. ctx carries the
@@ -585,7 +731,9 @@ func (s *Site) invoke(ctx context.Context, frame proto.PageFrameID, name string,
 var errToolFailed = errors.New("the site tool failed")
 
 func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
+	sid := s.sessionFor(frame)
 	c, done := s.sess(ctx)
+	c.sid = sid
 	res, err := WebMCPInvokeTool{FrameID: frame, ToolName: name, Input: input}.Call(c)
 	done()
 	if err != nil {
@@ -619,6 +767,7 @@ func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name s
 		s.mu.Unlock()
 		c, done := s.sess(context.Background())
 		defer done()
+		c.sid = sid
 		_ = WebMCPCancelInvocation{InvocationID: res.InvocationID}.Call(c)
 		return nil, ctx.Err()
 	}
@@ -627,11 +776,13 @@ func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name s
 func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
 	group := "tabwarden-" + randomID()
 	c, done := s.sess(ctx)
-	br, err := s.bridge(c, frame, group)
+	bc, br, err := s.bridge(c, frame, group)
 	done()
+	sid := bc.sid
 	release := func() {
 		c, done := s.sess(context.Background())
 		defer done()
+		c.sid = sid
 		_ = proto.RuntimeReleaseObjectGroup{ObjectGroup: group}.Call(c)
 	}
 	defer release()
@@ -648,14 +799,14 @@ func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name
 	go func() {
 		r, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: `function (n, i, c) { return this("invoke", n, i, c); }`,
 			ObjectID: br, Arguments: []*proto.RuntimeCallArgument{arg(name), arg(string(input)), arg(callID)},
-			AwaitPromise: true, ReturnByValue: true, ObjectGroup: group}.Call(session{p: s.p, ctx: ctx})
+			AwaitPromise: true, ReturnByValue: true, ObjectGroup: group}.Call(session{p: s.p, ctx: ctx, sid: sid})
 		ch <- reply{r, err}
 	}()
 	select {
 	case rep := <-ch:
 		if rep.err != nil {
 			if ctx.Err() != nil {
-				s.cancelPolyfill(br, callID)
+				s.cancelPolyfill(sid, br, callID)
 				return nil, ctx.Err()
 			}
 			return nil, fmt.Errorf("invoke: %w", rep.err)
@@ -679,14 +830,15 @@ func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name
 		}
 		return json.RawMessage(*out.Result), nil
 	case <-ctx.Done():
-		s.cancelPolyfill(br, callID)
+		s.cancelPolyfill(sid, br, callID)
 		return nil, ctx.Err()
 	}
 }
 
-func (s *Site) cancelPolyfill(br proto.RuntimeRemoteObjectID, callID string) {
+func (s *Site) cancelPolyfill(sid proto.TargetSessionID, br proto.RuntimeRemoteObjectID, callID string) {
 	c, done := s.sess(context.Background())
 	defer done()
+	c.sid = sid
 	_, _ = proto.RuntimeCallFunctionOn{FunctionDeclaration: `function (c) { return this("cancel", c); }`,
 		ObjectID: br, Arguments: []*proto.RuntimeCallArgument{{Value: gson.New(callID)}}}.Call(c)
 }
