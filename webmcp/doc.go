@@ -59,7 +59,14 @@
 // over DOM.getFrameOwner/DOM.describeNode and each document's
 // Permissions-Policy response header from Network.responseReceived.
 // Out-of-process frames (cross-site frames under site isolation) live in
-// other CDP sessions that a Page does not deliver; they are not discovered.
+// their own CDP sessions: the Site turns on Target.setAutoAttach (iframes
+// only, flat, paused at start so the polyfill is in before the frame's
+// first script, then resumed) on the tab's session and on each child's, and
+// lists and calls their tools in their session. For a *rod.Page it reads
+// the browser-wide event stream and keeps only the tab's session and its
+// children; another Page implementation delivers only its own session, so
+// its out-of-process frames are not discovered. Close turns auto-attach off
+// so no later frame waits for a debugger that is gone.
 // Chromium refuses some registrations natively (bad names, a missing
 // description, duplicates); those never reach the host and so are not in
 // rejectedTools on the native path.

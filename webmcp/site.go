@@ -156,7 +156,11 @@ func (s *Site) setupChild(sid proto.TargetSessionID) {
 	defer done()
 	c.sid = sid
 	_ = s.enableSession(c)
-	_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(c)
+	// Not under s.ctx: a Site closing mid-setup must still let the frame run.
+	r, rdone := s.sess(context.Background())
+	defer rdone()
+	r.sid = sid
+	_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(r)
 }
 
 // sessionFor is the session that serves frame.
@@ -170,8 +174,22 @@ func (s *Site) sessionFor(frame proto.PageFrameID) proto.TargetSessionID {
 func (s *Site) Mode() Mode { return s.mode }
 
 // Close stops following the tab. Invocations in flight end with canceled.
+// It turns auto-attach off again, so no frame the tab opens later waits
+// for a debugger that is gone.
 func (s *Site) Close() {
 	s.cancel()
+	s.mu.Lock()
+	sids := []proto.TargetSessionID{""}
+	for sid := range s.children {
+		sids = append(sids, sid)
+	}
+	s.mu.Unlock()
+	for _, sid := range sids {
+		c, done := s.sess(context.Background())
+		c.sid = sid
+		_ = proto.TargetSetAutoAttach{AutoAttach: false, WaitForDebuggerOnStart: false, Flatten: true}.Call(c)
+		done()
+	}
 }
 
 func (s *Site) sess(ctx context.Context) (session, context.CancelFunc) {
