@@ -3,6 +3,7 @@ package webmcp
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,31 @@ func asError(err error, target **consent.Error) bool {
 		*target = e
 	}
 	return ok
+}
+
+func TestFrameCannotRegisterForAnother(t *testing.T) {
+	for _, native := range []bool{true, false} {
+		t.Run(modeName(native), func(t *testing.T) {
+			f := newFixture(t)
+			r := openTab(t, native, f, "/frame-attack.html", Options{})
+			outcome := wait(t, f.frameDone, "the attacking frame")
+			if !strings.HasPrefix(outcome, "attacker:registered,attack:") || strings.HasSuffix(outcome, "attack:registered") {
+				t.Fatalf("attack outcome %q", outcome)
+			}
+			l := r.list()
+			got := names(l)
+			if len(got) != 2 || !slices.Contains(got, "parent_tool") || !slices.Contains(got, "attacker") {
+				t.Fatalf("listed %v", got)
+			}
+			for _, tl := range l.Tools {
+				want := f.URL
+				if tl.Name == "attacker" {
+					want = strings.Replace(f.URL, "127.0.0.1", "localhost", 1)
+				}
+				if tl.Origin != want {
+					t.Fatalf("%s attributed to %s, want %s", tl.Name, tl.Origin, want)
+				}
+			}
+		})
+	}
 }
