@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -53,7 +54,8 @@ type Site struct {
 	// root) and, for every frame found in one, the session that serves it.
 	children     map[proto.TargetSessionID]proto.PageFrameID
 	frameSession map[proto.PageFrameID]proto.TargetSessionID
-	ppNone       map[proto.PageFrameID]bool // polyfill: document sent Permissions-Policy tools=()
+	ppNone       map[proto.PageFrameID]bool                           // polyfill: document sent Permissions-Policy tools=()
+	scripts      map[proto.TargetSessionID]proto.PageScriptIdentifier // polyfill, per session ("" = the page's)
 	waiters      map[string]chan WebMCPToolResponded
 	early        map[string]WebMCPToolResponded
 }
@@ -82,6 +84,7 @@ func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sc
 		frameGen: map[proto.PageFrameID]uint64{}, native: map[proto.PageFrameID][]WebMCPTool{},
 		contexts: map[proto.PageFrameID]frameContext{}, ppNone: map[proto.PageFrameID]bool{},
 		children: map[proto.TargetSessionID]proto.PageFrameID{}, frameSession: map[proto.PageFrameID]proto.TargetSessionID{},
+		scripts: map[proto.TargetSessionID]proto.PageScriptIdentifier{},
 		waiters: map[string]chan WebMCPToolResponded{}, early: map[string]WebMCPToolResponded{},
 	}
 	go s.pump(events)
@@ -136,9 +139,13 @@ func (s *Site) enableSession(c session) error {
 		if err := (proto.NetworkEnable{}).Call(c); err != nil {
 			return fmt.Errorf("Network.enable: %w", err)
 		}
-		if _, err := (proto.PageAddScriptToEvaluateOnNewDocument{Source: polyfillJS, RunImmediately: true}).Call(c); err != nil {
+		r, err := (proto.PageAddScriptToEvaluateOnNewDocument{Source: polyfillJS, RunImmediately: true}).Call(c)
+		if err != nil {
 			return fmt.Errorf("install polyfill: %w", err)
 		}
+		s.mu.Lock()
+		s.scripts[c.sid] = r.Identifier
+		s.mu.Unlock()
 	}
 	err := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true,
 		Filter: proto.TargetTargetFilter{{Type: "iframe"}, {Exclude: true}}}.Call(c)
@@ -175,7 +182,8 @@ func (s *Site) Mode() Mode { return s.mode }
 
 // Close stops following the tab. Invocations in flight end with canceled.
 // It turns auto-attach off again, so no frame the tab opens later waits
-// for a debugger that is gone.
+// for a debugger that is gone, and removes the polyfill from future
+// documents (one already loaded keeps its inert copy).
 func (s *Site) Close() {
 	s.cancel()
 	s.mu.Lock()
@@ -183,11 +191,15 @@ func (s *Site) Close() {
 	for sid := range s.children {
 		sids = append(sids, sid)
 	}
+	scripts := maps.Clone(s.scripts)
 	s.mu.Unlock()
 	for _, sid := range sids {
 		c, done := s.sess(context.Background())
 		c.sid = sid
 		_ = proto.TargetSetAutoAttach{AutoAttach: false, WaitForDebuggerOnStart: false, Flatten: true}.Call(c)
+		if id, ok := scripts[sid]; ok {
+			_ = proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}.Call(c)
+		}
 		done()
 	}
 }
