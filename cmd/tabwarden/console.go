@@ -93,14 +93,26 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	slog.Info("console started", "profile", eng.Profile(), "reviewDelay", o.reviewDelay,
 		"audit", auditLog.Path(), "policy", pol.Summary(), "script", o.script)
 
+	defer eng.Close()
+
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var feeders sync.WaitGroup
+	tuiOpts := tui.Options{Version: version}
 	if steps != nil {
+		// Scripted requests exercise the screen alone: no browser, no agents.
 		feeders.Go(func() { feedScript(ctx, eng, steps) })
+	} else {
+		agents, err := startAgents(ctx, o, eng, pol, auditLog)
+		if err != nil {
+			return err
+		}
+		defer agents.close()
+		tuiOpts.Minter = agents
 	}
-	err = tui.Run(ctx, eng, tui.Options{Version: version})
+	err = tui.Run(ctx, eng, tuiOpts)
 	cancel()
 	feeders.Wait()
 	slog.Info("console stopped", "err", err)

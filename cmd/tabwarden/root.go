@@ -130,6 +130,7 @@ Run without a command to start the console.`,
 		newAuditCmd(o, s),
 		newDoctorCmd(o, s),
 		newVersionCmd(s),
+		newMCPStdioCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/policy"
+	"github.com/tabwarden/tabwarden/tui"
+)
+
+// agentSide is everything an agent reaches: the browser, the dispatch and
+// the MCP server. It is started before the TUI so a launch failure prints
+// its fix on a normal terminal, and closed after the TUI returns, innermost
+// first, so no call outlives the browser it drives.
+type agentSide struct {
+	browser  *browser.Browser
+	dispatch *agent.Dispatcher
+	server   *mcpserver.Server
+}
+
+func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *policy.Policy, sink audit.Sink) (*agentSide, error) {
+	br, err := browser.Launch(ctx, browser.Options{
+		Chromium:   o.chromium,
+		ProfileDir: o.profile,
+		Headless:   o.headless,
+		BrowserURL: o.browserURL,
+		Gate:       eng,
+		Policy:     pol,
+		Logger:     slog.Default(),
+	})
+	if err != nil {
+		return nil, failure(fmt.Errorf("browser: %w", err))
+	}
+	a := &agentSide{browser: br}
+	a.dispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br, Policy: pol, Audit: sink})
+	a.server, err = mcpserver.New(mcpserver.Config{
+		Surface:         a.dispatch,
+		Engine:          eng,
+		Audit:           sink,
+		Listen:          o.mcpListen,
+		PublishEndpoint: true,
+		Version:         version,
+		Logger:          slog.Default(),
+	})
+	if err != nil {
+		a.close()
+		return nil, usageErrorf("--mcp-listen: %v", err)
+	}
+	url, err := a.server.Start(ctx)
+	if err != nil {
+		a.close()
+		return nil, failure(fmt.Errorf("mcp server: %w", err))
+	}
+	info := eng.Snapshot().Info
+	info.Browser = br.String()
+	info.Endpoint = url + " (token: default; n mints another)"
+	eng.SetInfo(info)
+	eng.Note("", "agents connect with: "+a.server.DefaultToken().ConfigLine, false)
+	return a, nil
+}
+
+// MintToken lets the TUI's `n` key mint a named agent token.
+func (a *agentSide) MintToken() (tui.MintedToken, error) {
+	name, line, err := a.server.MintNamed()
+	return tui.MintedToken{Name: name, Config: line}, err
+}
+
+func (a *agentSide) close() {
+	if a.server != nil {
+		a.server.Close()
+	}
+	if a.dispatch != nil {
+		a.dispatch.Close()
+	}
+	if err := a.browser.Close(); err != nil {
+		slog.Error("close browser", "err", err)
+	}
+}
