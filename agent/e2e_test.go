@@ -1,0 +1,505 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// End-to-end tests of the tool dispatch in a real Chromium. Every gate is
+// witnessed by the fixture server's request counters and by the reviews the
+// engine put on screen, never by the returned envelope alone.
+
+const actPage = "/e2e/act.html"
+
+func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
+	e := newE2E(t)
+	p := e.start("browser_open", map[string]any{"url": e.site.URL + actPage})
+	r := e.op.await(consent.KindNavigation, e.site.URL)
+	if r.ApproveLabel != "Allow origin in this tab" || r.Conversation != e.conv || r.Tab == "" {
+		t.Fatalf("navigation review %+v", r)
+	}
+	if n := e.site.Total(); n != 0 {
+		t.Fatalf("%d requests reached the site before the operator approved", n)
+	}
+	if p.returned() {
+		t.Fatalf("open returned before the operator decided: %s", p.result().JSON())
+	}
+	e.op.decide(r, true)
+	obj := wantOK(t, p.result())
+	if obj["tabId"] != string(r.Tab) || obj["url"] != e.site.URL+actPage || obj["next"] != "observe" {
+		t.Fatalf("open result %v (review tab %s)", obj, r.Tab)
+	}
+	if n := e.site.Count(actPage); n != 1 {
+		t.Fatalf("approved page requested %d times", n)
+	}
+
+	// Denied: the other origin never sees a request.
+	other := newSite(t)
+	p = e.start("browser_open", map[string]any{"url": other.URL + actPage})
+	e.op.deny(consent.KindNavigation, other.URL)
+	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	if n := other.Total(); n != 0 {
+		t.Fatalf("%d requests reached the denied origin", n)
+	}
+	if n := reviewsShown(e.conv, consent.KindNavigation); n != 2 {
+		t.Fatalf("%d navigation reviews shown, want 2", n)
+	}
+}
+
+func TestE2EObserveWaitsForReadConsent(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	p := e.start("browser_observe", map[string]any{"tabId": tab})
+	r := e.op.await(consent.KindRead, e.site.URL)
+	if r.ApproveLabel != "Allow reading this origin" || string(r.Tab) != tab {
+		t.Fatalf("read review %+v", r)
+	}
+	if p.returned() {
+		t.Fatalf("observe returned before the read review was answered: %s", p.result().JSON())
+	}
+	e.op.decide(r, true)
+	obj := wantOK(t, p.result())
+	snap, _ := obj["snapshot"].(string)
+	if obj["trust"] != "untrusted-site-content" || obj["tabId"] != tab {
+		t.Fatalf("observation header %v", obj)
+	}
+	for _, want := range []string{"observation " + obj["observationId"].(string), `title "Dispatch checks"`} {
+		if !strings.Contains(snap, want) {
+			t.Fatalf("text form lacks %q:\n%s", want, snap)
+		}
+	}
+	refOf(t, snap, "button", "Ping server")
+	refOf(t, snap, "textbox", "Note")
+
+	// The read grant covers the origin for the conversation: no second review.
+	id2, _ := e.observe(tab, false)
+	if id2 == obj["observationId"] {
+		t.Fatalf("second observation reused id %s", id2)
+	}
+	if n := reviewsShown(e.conv, consent.KindRead); n != 1 {
+		t.Fatalf("%d read reviews shown, want 1", n)
+	}
+	if n := e.site.Count(actPage); n != 1 {
+		t.Fatalf("observing reloaded the page: %d requests", n)
+	}
+}
+
+func TestE2EActClickAndRefusals(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	ping := refOf(t, snap, "button", "Ping server")
+
+	p := e.start("browser_act", click(tab, obs, ping))
+	r := e.op.await(consent.KindAction, e.site.URL)
+	if r.ApproveLabel != "Allow once" || r.Action == nil || r.Action.Type != consent.ActionClick ||
+		r.Action.Ref != ping || r.Action.Role != "button" || r.Action.Name != "Ping server" {
+		t.Fatalf("action review %+v action %+v", r, r.Action)
+	}
+	if n := recordHits(e.site, "e2e-ping"); n != 0 || p.returned() {
+		t.Fatalf("click ran before approval (server saw %d pings)", n)
+	}
+	e.op.decide(r, true)
+	obj := wantOK(t, p.result())
+	if obj["dispatched"] != true || obj["outcome"] != "not_yet_verified" || obj["next"] != "observe" {
+		t.Fatalf("act receipt %v", obj)
+	}
+	waitRecord(t, e.ctx, e.site, "e2e-ping")
+
+	// The observation was used up by the click.
+	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeStaleObservation, false)
+
+	obs, snap = e.observe(tab, false)
+	pw := refOf(t, snap, "textbox", "Password")
+	fill := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "fill", "ref": pw, "text": "hunter2"}}
+	wantFail(t, e.call("browser_act", fill), consent.CodeSignInRequired, false)
+
+	locked := refOf(t, snap, "button", "Locked")
+	wantFail(t, e.call("browser_act", click(tab, obs, locked)), consent.CodeElementDisabled, false)
+
+	// The modal is only found when the approved click is about to land;
+	// nothing reaches the page.
+	behind := refOf(t, snap, "button", "Behind modal")
+	p = e.start("browser_act", click(tab, obs, behind))
+	r = e.op.approve(consent.KindAction, e.site.URL)
+	if r.Action == nil || r.Action.Name != "Behind modal" {
+		t.Fatalf("action review %+v", r.Action)
+	}
+	wantFail(t, p.result(), consent.CodeElementObscured, false)
+	if n := recordHits(e.site, "e2e-behind"); n != 0 {
+		t.Fatalf("the click behind the modal reached the page (%d)", n)
+	}
+	if n := reviewsShown(e.conv, consent.KindAction); n != 2 {
+		t.Fatalf("%d action reviews shown, want 2 (refusals known before the gate show none)", n)
+	}
+	if n := recordHits(e.site, "e2e-ping"); n != 1 {
+		t.Fatalf("server saw %d pings, want exactly 1 (no retry)", n)
+	}
+}
+
+func TestE2EDeniedActionIsNotDispatched(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	ping := refOf(t, snap, "button", "Ping server")
+	p := e.start("browser_act", click(tab, obs, ping))
+	e.op.deny(consent.KindAction, e.site.URL)
+	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	if n := recordHits(e.site, "e2e-ping"); n != 0 {
+		t.Fatalf("denied click reached the server %d times", n)
+	}
+	// A denial does not consume the observation: the agent may ask again.
+	p = e.start("browser_act", click(tab, obs, ping))
+	e.op.approve(consent.KindAction, e.site.URL)
+	wantOK(t, p.result())
+	waitRecord(t, e.ctx, e.site, "e2e-ping")
+}
+
+func TestE2EVerify(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	p := e.start("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "Dispatch checks"})
+	e.op.approve(consent.KindRead, e.site.URL)
+	obj := wantOK(t, p.result())
+	if obj["verified"] != true || obj["trust"] != "untrusted-site-content" {
+		t.Fatalf("verify %v", obj)
+	}
+	obj = wantOK(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "nowhere on this page"}))
+	if obj["verified"] != false {
+		t.Fatalf("absent text verified: %v", obj)
+	}
+	for _, v := range []string{"", "   "} {
+		wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": v}), consent.CodeInvalidAssertion, false)
+	}
+	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "looks_nice", "value": "x"}), consent.CodeInvalidAssertion, false)
+}
+
+func TestE2EHandoffPausesEverything(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	ping := refOf(t, snap, "button", "Ping server")
+
+	// An open waiting at its navigation review when the agent hands off
+	// is aborted with the rest, and its origin never sees a request.
+	waiting := newSite(t)
+	held := e.start("browser_open", map[string]any{"url": waiting.URL + actPage})
+	heldReview := e.op.await(consent.KindNavigation, waiting.URL)
+
+	obj := wantOK(t, e.call("browser_handoff", map[string]any{"tabId": tab, "reason": "please sign in"}))
+	if obj["status"] != "paused" || obj["next"] != "user_resume" {
+		t.Fatalf("handoff %v", obj)
+	}
+	if !e.eng.Paused(e.conv) {
+		t.Fatal("conversation not paused after handoff")
+	}
+	wantFail(t, held.result(), consent.CodePaused, false)
+	if n := waiting.Total(); n != 0 {
+		t.Fatalf("%d requests reached an origin whose review was aborted by the take-over", n)
+	}
+	if err := e.eng.Decide(heldReview.ID, true); err == nil {
+		t.Fatal("a review aborted by the take-over could still be approved")
+	}
+	obj = wantOK(t, e.call("browser_tabs", nil))
+	if obj["paused"] != true {
+		t.Fatalf("browser_tabs while paused: %v", obj)
+	}
+	before, tabsBefore := e.site.Total(), len(e.br.Tabs(e.conv))
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_open", map[string]any{"url": e.site.URL + "/index.html"}},
+		{"browser_open", map[string]any{"url": e.site.URL + "/index.html", "tabId": tab}},
+		{"browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}},
+		{"browser_navigate", map[string]any{"tabId": tab, "action": "reload"}},
+		{"browser_observe", map[string]any{"tabId": tab}},
+		{"browser_act", click(tab, obs, ping)},
+		{"browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "Dispatch"}},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			o := wantFail(t, e.call(c.tool, c.args), consent.CodePaused, false)
+			if o["next"] != "user_resume" {
+				t.Errorf("next = %v", o["next"])
+			}
+		})
+	}
+	if n := e.site.Total(); n != before {
+		t.Fatalf("%d requests reached the site while paused", n-before)
+	}
+	if n := len(e.br.Tabs(e.conv)); n != tabsBefore {
+		t.Fatalf("%d tabs after open while paused, want %d", n, tabsBefore)
+	}
+	for _, ti := range e.br.Tabs(e.conv) {
+		if string(ti.ID) != tab && ti.URL != "about:blank" {
+			t.Fatalf("the aborted open's tab shows %s, want about:blank", ti.URL)
+		}
+	}
+
+	if err := e.eng.Resume(e.conv); err != nil {
+		t.Fatal(err)
+	}
+	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeStaleObservation, false)
+	if n := recordHits(e.site, "e2e-ping"); n != 0 {
+		t.Fatalf("stale click reached the server %d times", n)
+	}
+	// The origin had a navigation grant for this tab; take-over revoked it.
+	p := e.start("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/link.html"})
+	e.op.await(consent.KindNavigation, e.site.URL)
+	if n := e.site.Count("/link.html"); n != 0 {
+		t.Fatalf("%d requests before the renewed navigation consent", n)
+	}
+	e.op.approve(consent.KindNavigation, e.site.URL)
+	obj = wantOK(t, p.result())
+	if obj["outcome"] != "navigation_finished" || obj["url"] != e.site.URL+"/link.html" {
+		t.Fatalf("navigate %v", obj)
+	}
+	if n := e.site.Count("/link.html"); n != 1 {
+		t.Fatalf("/link.html requested %d times", n)
+	}
+}
+
+func TestE2EWrongConversation(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	ping := refOf(t, snap, "button", "Ping server")
+	intruder := e.otherConv("intruder")
+	before := e.site.Total()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_observe", map[string]any{"tabId": tab}},
+		{"browser_act", click(tab, obs, ping)},
+		{"browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "Dispatch"}},
+		{"browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}},
+		{"browser_open", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}},
+		{"browser_handoff", map[string]any{"tabId": tab}},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			wantFail(t, e.callAs(intruder, c.tool, c.args), consent.CodeWrongConversation, false)
+		})
+	}
+	obj := wantOK(t, e.callAs(intruder, "browser_tabs", nil))
+	if tabs, _ := obj["tabs"].([]any); len(tabs) != 0 {
+		t.Fatalf("the intruder sees tabs: %v", tabs)
+	}
+	if e.eng.Paused(e.conv) {
+		t.Fatal("a foreign handoff paused the owner")
+	}
+	if n := e.site.Total(); n != before {
+		t.Fatalf("%d requests reached the site from a foreign conversation", n-before)
+	}
+	// The owner's observation is untouched by the foreign attempt.
+	p := e.start("browser_act", click(tab, obs, ping))
+	e.op.approve(consent.KindAction, e.site.URL)
+	wantOK(t, p.result())
+	waitRecord(t, e.ctx, e.site, "e2e-ping")
+}
+
+func TestE2EBusy(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	p := e.start("browser_observe", map[string]any{"tabId": tab})
+	r := e.op.await(consent.KindRead, e.site.URL)
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeBusy, false)
+	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), consent.CodeBusy, false)
+	e.op.decide(r, true)
+	wantOK(t, p.result())
+	// Free again once the first op ended.
+	e.observe(tab, false)
+}
+
+func TestE2ETabClosed(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	ping := refOf(t, snap, "button", "Ping server")
+	if err := e.br.CloseTab(e.ctx, e.conv, consentTab(tab)); err != nil {
+		t.Fatal(err)
+	}
+	// Straight after CloseTab returns, before any event could be relied on.
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeTabClosed, false)
+	e.waitTabGone(tab)
+	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_open", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_handoff", map[string]any{"tabId": tab}), consent.CodeTabClosed, false)
+	// Without tabId there is no tab to guess.
+	wantFail(t, e.call("browser_observe", nil), consent.CodeTabClosed, false)
+	obj := wantOK(t, e.call("browser_tabs", nil))
+	if tabs, _ := obj["tabs"].([]any); len(tabs) != 0 {
+		t.Fatalf("closed tab still listed: %v", tabs)
+	}
+	if n := recordHits(e.site, "e2e-ping"); n != 0 || e.site.Count(actPage) != 1 {
+		t.Fatalf("closed tab was replaced or acted on: pings %d, page loads %d", n, e.site.Count(actPage))
+	}
+}
+
+func TestE2EMissingSessionAndInvalidURL(t *testing.T) {
+	e := newE2E(t)
+	for _, tool := range []string{"browser_tabs", "browser_open", "browser_navigate", "browser_observe", "browser_act", "browser_verify", "browser_handoff"} {
+		args := map[string]any{"url": e.site.URL + actPage}
+		if tool == "browser_tabs" {
+			args = nil
+		}
+		wantFail(t, e.callAs("", tool, args), consent.CodeMissingSession, false)
+	}
+	for _, u := range []string{
+		"", "not a url", "/e2e/act.html", "ftp://127.0.0.1/", "javascript:alert(1)",
+		"file:///etc/passwd", "http://user:pw@" + strings.TrimPrefix(e.site.URL, "http://") + "/", "http://",
+	} {
+		wantFail(t, e.call("browser_open", map[string]any{"url": u}), consent.CodeInvalidURL, false)
+	}
+	if n := len(e.br.Tabs(e.conv)); n != 0 {
+		t.Fatalf("refused opens left %d tabs", n)
+	}
+	if n := e.site.Total(); n != 0 {
+		t.Fatalf("%d requests reached the site", n)
+	}
+	tab := e.open(actPage)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": "data:text/html,hi"}), consent.CodeInvalidURL, false)
+	if n := e.site.Total(); n != 1 {
+		t.Fatalf("%d requests, want only the approved open", n)
+	}
+}
+
+func TestE2EPolicyBlocksBeforeAnyReview(t *testing.T) {
+	allowed := newSite(t)
+	e := newE2E(t, withPolicy(mustPolicy(t, allowed.URL)))
+	// e.site is not in browserOrigins.
+	wantFail(t, e.call("browser_open", map[string]any{"url": e.site.URL + actPage}), consent.CodeWebsiteBlocked, false)
+	if n := e.site.Total(); n != 0 {
+		t.Fatalf("%d requests reached the blocked origin", n)
+	}
+	if n := len(e.br.Tabs(e.conv)); n != 0 {
+		t.Fatalf("a blocked open left %d tabs", n)
+	}
+	if n := reviewsShown(e.conv, consent.KindNavigation); n != 0 {
+		t.Fatalf("%d navigation reviews shown for a blocked origin", n)
+	}
+	// The approved origin still asks its navigation consent.
+	p := e.start("browser_open", map[string]any{"url": allowed.URL + actPage})
+	e.op.approve(consent.KindNavigation, allowed.URL)
+	obj := wantOK(t, p.result())
+	tab := obj["tabId"].(string)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}), consent.CodeWebsiteBlocked, false)
+	if n := e.site.Total(); n != 0 {
+		t.Fatalf("%d requests reached the blocked origin", n)
+	}
+}
+
+// One tool_call record per call, with the outcome code, and never the text
+// the agent typed: neither in the dispatch's records nor in the engine's.
+func TestE2EAuditOneRecordPerCallNoTypedText(t *testing.T) {
+	const canary = "CANARY-7f3a91-do-not-log"
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	note := refOf(t, snap, "textbox", "Note")
+	fill := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "fill", "ref": note, "text": canary}}
+	p := e.start("browser_act", fill)
+	r := e.op.approve(consent.KindAction, e.site.URL)
+	if r.Action == nil || r.Action.Text != canary {
+		t.Fatalf("the operator must see the text to enter: %+v", r.Action)
+	}
+	wantOK(t, p.result())
+	// The same stale fill again, and a call with no session.
+	wantFail(t, e.call("browser_act", fill), consent.CodeStaleObservation, false)
+	obj := wantOK(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_absent", "value": canary}))
+	if obj["verified"] != true {
+		t.Fatalf("a field value counted as page text: %v", obj)
+	}
+
+	want := []struct{ tool, code string }{
+		{"browser_open", ""}, {"browser_observe", ""}, {"browser_act", ""},
+		{"browser_act", "stale_observation"}, {"browser_verify", ""},
+	}
+	recs := e.log.Records()
+	if len(recs) != len(want) {
+		t.Fatalf("%d audit records for %d calls: %+v", len(recs), len(want), recs)
+	}
+	for i, rec := range recs {
+		if rec.Kind != audit.KindToolCall || rec.Tool != want[i].tool || rec.Code != want[i].code ||
+			rec.Conversation != string(e.conv) || rec.Time.IsZero() {
+			t.Errorf("record %d = %+v, want %s code %q", i, rec, want[i].tool, want[i].code)
+		}
+		if i > 0 && rec.Tab != tab {
+			t.Errorf("record %d tab %q, want %s", i, rec.Tab, tab)
+		}
+	}
+	if in := recs[2].Input; !strings.Contains(in, "text") {
+		t.Errorf("fill record input summary %q does not name the text field", in)
+	}
+	noCanary(t, "dispatch audit", recs, canary)
+	var mine []audit.Record
+	for _, rec := range shared.engLog.Records() {
+		if rec.Conversation == string(e.conv) {
+			mine = append(mine, rec)
+		}
+	}
+	if len(mine) == 0 {
+		t.Fatal("the engine audited nothing for this conversation")
+	}
+	noCanary(t, "engine audit", mine, canary)
+}
+
+func noCanary(t *testing.T, where string, recs []audit.Record, canary string) {
+	t.Helper()
+	b, err := json.Marshal(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), canary) || strings.Contains(string(b), "7f3a91") {
+		t.Fatalf("%s holds the typed text", where)
+	}
+}
+
+// A link click the operator allowed does not carry navigation consent to
+// another origin: the hook holds the request for its own review.
+func TestE2ELinkClickToAnotherOriginIsHeld(t *testing.T) {
+	e := newE2E(t)
+	other := newSite(t)
+	tab := e.open("/link.html?to=" + other.URL + actPage)
+	obs, snap := e.observe(tab, true)
+	link := refOf(t, snap, "link", "Go elsewhere")
+	p := e.start("browser_act", click(tab, obs, link))
+	e.op.approve(consent.KindAction, e.site.URL)
+	r := e.op.await(consent.KindNavigation, other.URL)
+	if string(r.Tab) != tab {
+		t.Fatalf("navigation review for tab %s, want %s", r.Tab, tab)
+	}
+	if n := other.Total(); n != 0 {
+		t.Fatalf("%d requests reached %s before its navigation consent", n, other.URL)
+	}
+	e.op.decide(r, false)
+	if res := p.result(); res.IsError {
+		// The click itself was dispatched; a failure must say so.
+		wantFail(t, res, consent.Code(res.Code()), true)
+	}
+	if n := other.Total(); n != 0 {
+		t.Fatalf("%d requests reached the denied origin", n)
+	}
+}
+
+// Each cross-origin redirect hop is its own navigation review.
+func TestE2ERedirectHopNeedsItsOwnConsent(t *testing.T) {
+	e := newE2E(t)
+	other := newSite(t)
+	p := e.start("browser_open", map[string]any{"url": e.site.URL + "/302chain?n=2&to=" + other.URL + actPage})
+	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.deny(consent.KindNavigation, other.URL)
+	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	if n := other.Total(); n != 0 {
+		t.Fatalf("%d requests reached the redirect target", n)
+	}
+	if n := e.site.Count("/302chain"); n != 2 {
+		t.Fatalf("the approved origin saw %d hops, want 2", n)
+	}
+}
