@@ -15,6 +15,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
+	"github.com/tabwarden/tabwarden/webmcp"
 )
 
 // Browser is the part of the browser engine the dispatch drives. *browser.Browser
@@ -38,6 +39,7 @@ type Dispatcher struct {
 	audit   audit.Sink
 	now     func() time.Time
 	pages   *pageStates
+	sites   *siteTools
 }
 
 // DispatcherConfig configures a Dispatcher. Engine and Browser are required.
@@ -46,17 +48,23 @@ type DispatcherConfig struct {
 	Browser Browser
 	Policy  *policy.Policy
 	Audit   audit.Sink
+	// SiteToolMode picks native WebMCP or the polyfill; zero: auto-detect.
+	SiteToolMode webmcp.Mode
 }
 
 // NewDispatcher returns the dispatch over cfg.
 func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{engine: cfg.Engine, browser: cfg.Browser, policy: cfg.Policy, audit: cfg.Audit, now: time.Now}
 	d.pages = newPageStates(cfg.Engine)
+	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d
 }
 
 // Close stops following the engine's events.
-func (d *Dispatcher) Close() { d.pages.close() }
+func (d *Dispatcher) Close() {
+	d.sites.close()
+	d.pages.close()
+}
 
 var _ Surface = (*Dispatcher)(nil)
 
@@ -112,6 +120,18 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 			return fail(err), ""
 		}
 		return d.handoff(conv, a)
+	case "webmcp_list_tools":
+		var a ListToolsArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.listSiteTools(ctx, conv, a)
+	case "webmcp_call_tool":
+		var a CallToolArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.callSiteTool(ctx, conv, a)
 	}
 	return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "unknown tool %q", tool)), ""
 }
@@ -197,6 +217,11 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 			return fail(opErr(op, err)), ""
 		}
 		op.BindTab(tab)
+		// Site tools attach before the first navigation so the polyfill is
+		// there for the first document; a failure only costs site tools.
+		if err := d.sites.ensure(op.Context(), d.browser, conv, tab); err != nil {
+			d.engine.Note(conv, "site tools unavailable in "+string(tab)+": "+string(consent.CodeOf(err)), true)
+		}
 		if !a.Background {
 			d.engine.FocusTab(tab)
 		}
