@@ -78,28 +78,44 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Browser is one Chromium and the console's view of its tabs. Safe for
-// concurrent use.
+// Browser is the console's Chromium and its view of the tabs. Safe for
+// concurrent use. A Browser is one object for the console's whole life:
+// when a launched Chromium dies, its connection is replaced by a relaunched
+// one behind the same *Browser (see relaunch), so callers never re-wire.
 type Browser struct {
 	opts Options
 	gate Gatekeeper
 	log  *slog.Logger
 
-	rod  *rod.Browser
-	ws   *cdp.WebSocket
-	proc *process // nil when attached
-
 	ctx    context.Context // lifetime; cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	gone   chan struct{} // closed when the connection to Chromium ends
 
 	unlisten func()
 	activate chan struct{} // coalescing wake-up of the activation worker
-	closeMu  sync.Mutex
-	closed   bool
+
+	// mu guards the connection swap and the closing state.
+	mu          sync.Mutex
+	cur         *conn
+	relaunching bool
+	closed      bool
+
+	// held are the hook's navigation questions in flight, by
+	// conversation; take-over cancels them.
+	heldMu sync.Mutex
+	held   map[consent.ConversationID]map[*int]context.CancelFunc
 
 	reg registry
+}
+
+// conn is one DevTools connection to one Chromium.
+type conn struct {
+	rod  *rod.Browser
+	ws   *cdp.WebSocket
+	proc *process      // nil when attached
+	gone chan struct{} // closed when the connection to Chromium ends
+
+	events <-chan *rod.Message
 }
 
 // Launch starts (or, with BrowserURL, attaches to) Chromium, enables the
@@ -138,19 +154,25 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 		opts:     opts,
 		gate:     opts.Gate,
 		log:      log,
-		proc:     proc,
-		gone:     make(chan struct{}),
 		activate: make(chan struct{}, 1),
+		held:     map[consent.ConversationID]map[*int]context.CancelFunc{},
 	}
 	b.reg.init()
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	if err := b.connect(ctx, wsURL); err != nil {
+	c, err := b.connect(ctx, wsURL, proc)
+	if err != nil {
 		b.cancel()
 		if proc != nil {
 			proc.stop(0)
 		}
 		return nil, err
 	}
+	b.cur = c
+	b.run(c)
+	b.unlisten = b.gate.Listen(b.onConsentEvent)
+	b.wg.Add(1)
+	go b.activationWorker()
+	b.showStatus(b.describe(ctx, c))
 	return b, nil
 }
 
@@ -185,7 +207,7 @@ func launchChromium(ctx context.Context, opts *Options) (*process, string, error
 	if opts.Headless {
 		args = append(args, "--headless=new")
 	}
-	args = append(args, opts.ExtraFlags...)
+	args = mergeFeatureFlags(append(args, opts.ExtraFlags...))
 	args = append(args, "about:blank")
 	return start(ctx, bin, args)
 }
@@ -229,57 +251,60 @@ func resolveEndpoint(ctx context.Context, raw string) (string, error) {
 	return ws.String(), nil
 }
 
-func (b *Browser) connect(ctx context.Context, wsURL string) error {
+// connect opens a DevTools connection with the request hook enabled and
+// starts its event loop. proc is the Chromium behind wsURL (nil: attached).
+func (b *Browser) connect(ctx context.Context, wsURL string, proc *process) (*conn, error) {
 	ws := &cdp.WebSocket{}
 	if err := ws.Connect(ctx, wsURL, nil); err != nil {
-		return unavailable("connect to Chromium DevTools: %v", err)
+		return nil, unavailable("connect to Chromium DevTools: %v", err)
 	}
-	b.ws = ws
 	client := cdp.New().Start(ws)
-	b.rod = rod.New().Client(client).Context(b.ctx).NoDefaultDevice()
+	c := &conn{ws: ws, proc: proc, gone: make(chan struct{})}
+	c.rod = rod.New().Client(client).Context(b.ctx).NoDefaultDevice()
 	// rod's event hub; subscribe before anything can happen so no target
 	// or paused request is missed.
-	if err := b.rod.Connect(); err != nil {
+	if err := c.rod.Connect(); err != nil {
 		ws.Close()
-		return unavailable("connect to Chromium DevTools: %v", err)
+		return nil, unavailable("connect to Chromium DevTools: %v", err)
 	}
-	events := b.rod.Event()
+	events := c.rod.Event()
 
 	// The hook goes on before any tab can be created by us; the Fetch
 	// domain lives on the browser session, so it covers every target,
 	// including a popup's first request.
-	enable := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{
-		URLPattern:   "*",
-		RequestStage: proto.FetchRequestStageRequest,
-	}}}
-	if err := enable.Call(b.rod.Context(ctx)); err != nil {
+	if err := b.hookPatterns().Call(c.rod.Context(ctx)); err != nil {
 		ws.Close()
-		return unavailable("enable the request hook: %v", err)
+		return nil, unavailable("enable the request hook: %v", err)
 	}
 
+	// Every new target waits for guardTarget before its first script, so
+	// no page can open a file chooser (uploads blocked) before it is
+	// intercepted.
+	auto := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}
 	if b.blocksUploads() {
-		// Every new target waits for guardTarget before its first script,
-		// so no page can open a WebSocket ahead of the block.
-		auto := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}
-		if err := auto.Call(b.rod.Context(ctx)); err != nil {
+		if err := auto.Call(c.rod.Context(ctx)); err != nil {
 			ws.Close()
-			return unavailable("guard new tabs for the upload policy: %v", err)
+			return nil, unavailable("guard new tabs for the upload policy: %v", err)
 		}
 	}
 
-	b.unlisten = b.gate.Listen(b.onConsentEvent)
-	b.wg.Add(2)
-	go b.loop(events)
-	go b.activationWorker()
-	return nil
+	c.events = events
+	return c, nil
+}
+
+// run starts c's event loop; c must already be b.cur, since the handlers
+// reach Chromium through b.rod().
+func (b *Browser) run(c *conn) {
+	b.wg.Add(1)
+	go b.loop(c, c.events)
 }
 
 // loop is the single reader of CDP events. It only updates in-memory state
 // and hands everything that talks to Chromium or waits on the operator to
 // another goroutine.
-func (b *Browser) loop(events <-chan *rod.Message) {
+func (b *Browser) loop(c *conn, events <-chan *rod.Message) {
 	defer b.wg.Done()
-	defer close(b.gone)
+	defer b.lost(c)
 	for msg := range events {
 		switch msg.Method {
 		case "Fetch.requestPaused":
@@ -314,6 +339,8 @@ func (b *Browser) loop(events <-chan *rod.Message) {
 					b.guardTarget(e)
 				}()
 			}
+		case "Page.fileChooserOpened":
+			b.onFileChooser(msg.SessionID)
 		case "Page.lifecycleEvent":
 			e := &proto.PageLifecycleEvent{}
 			if msg.Load(e) {
@@ -328,10 +355,10 @@ func (b *Browser) loop(events <-chan *rod.Message) {
 	}
 }
 
-// go runs f on a tracked goroutine unless the Browser is closing.
+// spawn runs f on a tracked goroutine unless the Browser is closing.
 func (b *Browser) spawn(f func()) {
-	b.closeMu.Lock()
-	defer b.closeMu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
 		return
 	}
@@ -352,30 +379,63 @@ func (b *Browser) call(parent context.Context) (context.Context, context.CancelF
 	return ctx, func() { stop(); cancel() }
 }
 
-// Done is closed when the connection to Chromium has ended (crash, exit or
-// Close); every later operation fails browser_unavailable.
-func (b *Browser) Done() <-chan struct{} { return b.gone }
+// conn returns the current connection.
+func (b *Browser) conn() *conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
 
+// rod is the current connection's rod client. A call made on it after
+// Chromium died simply fails; the caller's error path reports
+// browser_unavailable through alive.
+func (b *Browser) rod() *rod.Browser { return b.conn().rod }
+
+// Done is closed when the current connection to Chromium has ended (crash,
+// exit or Close). After a relaunch, Done is the new connection's.
+func (b *Browser) Done() <-chan struct{} { return b.conn().gone }
+
+// alive is every operation's first step. When the connection is gone it
+// fails browser_unavailable and, for a Chromium this console launched,
+// starts a relaunch if none is running: the first operation after a crash
+// is the one that notices, and it fails too (nothing waits for a launch).
 func (b *Browser) alive() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return unavailable("the browser is closed")
+	}
 	select {
-	case <-b.gone:
-		return unavailable("the browser is not running")
+	case <-b.cur.gone:
 	default:
 		return nil
 	}
+	if b.cur.proc == nil {
+		return unavailable("the browser at %s is gone; restart the console to attach again", b.opts.BrowserURL)
+	}
+	if !b.relaunching {
+		b.relaunching = true
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			b.relaunch()
+		}()
+	}
+	return unavailable("Chromium is not running; it is being relaunched, try again shortly")
 }
 
 // PID is the launched Chromium's pid (its process group id), 0 when attached.
 func (b *Browser) PID() int {
-	if b.proc == nil {
+	c := b.conn()
+	if c.proc == nil {
 		return 0
 	}
-	return b.proc.pid
+	return c.proc.pid
 }
 
 // ProfileDir is the profile in use ("" when attached).
 func (b *Browser) ProfileDir() string {
-	if b.proc == nil {
+	if b.opts.BrowserURL != "" {
 		return ""
 	}
 	return b.opts.ProfileDir
@@ -383,44 +443,53 @@ func (b *Browser) ProfileDir() string {
 
 // Close ends the Browser: a launched Chromium is asked to close (so the
 // profile is flushed), then its process group is killed; an attached
-// Chromium loses the tabs this console created and keeps running. Close
-// returns after every goroutine the Browser started has ended. It never
-// touches the profile directory.
+// Chromium loses the tabs this console created and keeps running. A
+// relaunch in progress is abandoned and its Chromium killed. Close returns
+// after every goroutine the Browser started has ended. It never touches the
+// profile directory.
 func (b *Browser) Close() error {
-	b.closeMu.Lock()
+	b.mu.Lock()
 	if b.closed {
-		b.closeMu.Unlock()
+		b.mu.Unlock()
 		return nil
 	}
 	b.closed = true
-	b.closeMu.Unlock()
+	c := b.cur
+	b.mu.Unlock()
 
 	b.unlisten()
-	if b.proc == nil {
+	if c.proc == nil {
 		// Closing our tabs first: once the connection drops, the Fetch
 		// domain goes with it and a held request would be let through.
 		for _, t := range b.reg.ownedTargets() {
 			ctx, cancel := b.call(nil)
-			_, _ = proto.TargetCloseTarget{TargetID: t}.Call(b.rod.Context(ctx))
+			_, _ = proto.TargetCloseTarget{TargetID: t}.Call(c.rod.Context(ctx))
 			cancel()
 		}
 	} else {
 		ctx, cancel := b.call(nil)
-		_ = proto.BrowserClose{}.Call(b.rod.Context(ctx))
+		_ = proto.BrowserClose{}.Call(c.rod.Context(ctx))
 		cancel()
 	}
 	b.cancel()
-	_ = b.ws.Close()
-	if b.proc != nil {
-		b.proc.stop(closeGrace)
-	}
+	c.teardown(closeGrace)
 	b.wg.Wait()
 	return nil
 }
 
+// teardown drops the connection and ends its Chromium (if launched),
+// waiting up to grace for a clean exit.
+func (c *conn) teardown(grace time.Duration) {
+	_ = c.ws.Close()
+	if c.proc != nil {
+		c.proc.stop(grace)
+	}
+}
+
 func (b *Browser) String() string {
-	if b.proc == nil {
+	c := b.conn()
+	if c.proc == nil {
 		return fmt.Sprintf("attached %s", b.opts.BrowserURL)
 	}
-	return fmt.Sprintf("chromium pid %d profile %s", b.proc.pid, b.opts.ProfileDir)
+	return fmt.Sprintf("chromium pid %d profile %s", c.proc.pid, b.opts.ProfileDir)
 }

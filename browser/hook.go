@@ -16,6 +16,10 @@ import (
 // Every path ends in exactly one continue or fail, so no request is left
 // hanging; a request is continued only on an explicit allow.
 func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
+	if e.ResponseStatusCode != nil || e.ResponseErrorReason != "" {
+		b.onResponse(e)
+		return
+	}
 	req := e.Request
 	main := e.ResourceType == proto.NetworkResourceTypeDocument
 	dec := b.decide(req.URL, req.Method, req.HasPostData, false)
@@ -49,9 +53,15 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	}
 
 	b.reg.mu.Lock()
-	conv, id := t.conv, t.id
+	conv, id, agents := t.conv, t.id, t.agentNavs
 	b.reg.mu.Unlock()
 	if b.gate.Paused(conv) {
+		if agents > 0 {
+			// An agent navigation that slipped past its op's cancellation:
+			// the tab is the operator's now.
+			b.refuse(t, e, errPaused())
+			return
+		}
 		// Taken over: navigation is the operator's; policy (above) still
 		// applies and no grant is created.
 		b.resume(e)
@@ -62,7 +72,8 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		b.refuse(t, e, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
 		return
 	}
-	err := b.gate.Ask(b.ctx, consent.Request{
+	ctx, withdraw := b.heldAsk(conv)
+	err := b.gate.Ask(ctx, consent.Request{
 		Gate:         consent.GateNavigation,
 		Conversation: conv,
 		Tab:          id,
@@ -74,6 +85,10 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 			return err
 		},
 	})
+	withdraw()
+	if err == nil && b.gate.Paused(conv) {
+		err = errPaused() // taken over between the approval and now
+	}
 	if err != nil {
 		b.refuse(t, e, err)
 		return
@@ -97,7 +112,7 @@ func (b *Browser) mainFrameTab(e *proto.FetchRequestPaused) (*tab, bool) {
 	b.reg.mu.Unlock()
 	if t == nil && e.ResourceType == proto.NetworkResourceTypeDocument && e.FrameID != "" {
 		ctx, cancel := b.call(nil)
-		res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod.Context(ctx))
+		res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
 		cancel()
 		if err == nil && res.TargetInfo != nil {
 			b.onTargetInfo(res.TargetInfo, true)
@@ -143,7 +158,7 @@ func (b *Browser) countBlocked(frame proto.PageFrameID) {
 func (b *Browser) resume(e *proto.FetchRequestPaused) {
 	ctx, cancel := b.call(nil)
 	defer cancel()
-	if err := (proto.FetchContinueRequest{RequestID: e.RequestID}).Call(b.rod.Context(ctx)); err != nil {
+	if err := (proto.FetchContinueRequest{RequestID: e.RequestID}).Call(b.rod().Context(ctx)); err != nil {
 		b.log.Debug("continue request", "err", err)
 	}
 }
@@ -151,7 +166,7 @@ func (b *Browser) resume(e *proto.FetchRequestPaused) {
 func (b *Browser) fail(e *proto.FetchRequestPaused) {
 	ctx, cancel := b.call(nil)
 	defer cancel()
-	err := proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}.Call(b.rod.Context(ctx))
+	err := proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}.Call(b.rod().Context(ctx))
 	if err != nil {
 		b.log.Debug("fail request", "err", err)
 	}
@@ -161,16 +176,47 @@ func (b *Browser) fail(e *proto.FetchRequestPaused) {
 // releases the tab. The request is answered locally with 204 rather than
 // failed: a 204 aborts the navigation without committing Chromium's error
 // page, so nothing can commit after release has put the tab on about:blank.
+//
+// A tab of a taken-over conversation is not released: it is the
+// operator's now, and the 204 left it on the page it showed.
 func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
 	b.setDenial(t, why)
+	b.reg.mu.Lock()
+	conv := t.conv
+	b.reg.mu.Unlock()
 	ctx, cancel := b.call(nil)
-	err := proto.FetchFulfillRequest{RequestID: e.RequestID, ResponseCode: 204, Body: []byte{}}.Call(b.rod.Context(ctx))
+	err := proto.FetchFulfillRequest{RequestID: e.RequestID, ResponseCode: 204, Body: []byte{}}.Call(b.rod().Context(ctx))
 	cancel()
 	if err != nil {
 		b.log.Debug("refuse request", "err", err)
 		b.fail(e)
 	}
+	if consent.CodeOf(why) == consent.CodePaused || b.gate.Paused(conv) {
+		return
+	}
 	b.release(t)
+}
+
+func errPaused() error {
+	return consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
+}
+
+// hookPatterns is the browser-level Fetch.enable of the hook: every
+// request at the Request stage and, when policy restricts WebSockets,
+// document responses at the Response stage (see connectSrc).
+func (b *Browser) hookPatterns() proto.FetchEnable {
+	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{
+		URLPattern:   "*",
+		RequestStage: proto.FetchRequestStageRequest,
+	}}}
+	if b.connectSrc() != "" {
+		for _, rt := range cspTypes {
+			en.Patterns = append(en.Patterns, &proto.FetchRequestPattern{
+				URLPattern: "*", ResourceType: rt, RequestStage: proto.FetchRequestStageResponse,
+			})
+		}
+	}
+	return en
 }
 
 // release puts a task tab whose navigation was refused back on

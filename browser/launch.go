@@ -34,6 +34,11 @@ var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "g
 // first-run dialog the operator must click away.
 var baseFlags = []string{
 	"--enable-features=WebMCP",
+	// Without the back/forward cache a history navigation always issues
+	// a main-frame request, which the hook judges; a page restored from
+	// the cache would come back without consent (DESIGN §4: grants die
+	// with take-over, and going back must ask again).
+	"--disable-features=BackForwardCache",
 	"--no-first-run",
 	"--no-default-browser-check",
 	"--disable-background-networking",
@@ -264,4 +269,29 @@ func (p *process) stop(grace time.Duration) {
 	case <-p.drained:
 	case <-time.After(2 * time.Second):
 	}
+}
+
+// mergeFeatureFlags folds every --enable-features= and --disable-features=
+// into one flag each (at the first one's position): Chromium honours only
+// the last occurrence, so an operator's --disable-features in ExtraFlags
+// would otherwise silently re-enable the back/forward cache.
+func mergeFeatureFlags(args []string) []string {
+	out := args[:0:0]
+	at := map[string]int{}
+	for _, a := range args {
+		name, val, ok := strings.Cut(a, "=")
+		if !ok || (name != "--enable-features" && name != "--disable-features") {
+			out = append(out, a)
+			continue
+		}
+		if i, seen := at[name]; seen {
+			if val != "" {
+				out[i] += "," + val
+			}
+			continue
+		}
+		at[name] = len(out)
+		out = append(out, a)
+	}
+	return out
 }

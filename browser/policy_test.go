@@ -3,6 +3,7 @@ package browser
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/tabwarden/tabwarden/browser/fixture"
@@ -66,13 +67,10 @@ func TestPolicyBlockedUploadsReachNoServer(t *testing.T) {
 	}
 }
 
-// The WebSocket half of blockBrowserUploads. Network.setBlockedURLs (both
-// the deprecated urls and urlPatterns) is accepted by Chromium 156 on every
-// auto-attached target, yet the handshake still reaches the server, so this
-// witness is kept ready and skipped until a blocking method that holds is
-// found (see the issue).
+// The WebSocket half of blockBrowserUploads: the connect-src policy the
+// hook adds to the page's response (Network.setBlockedURLs does not stop
+// handshakes in Chromium 156). The other server counts upgrade requests.
 func TestPolicyBlockedUploadsStopWebSockets(t *testing.T) {
-	t.Skip("known gap: Network.setBlockedURLs does not stop WebSocket handshakes in Chromium 156")
 	a, b := fixture.Start(t), fixture.Start(t)
 	pol, err := policy.Parse("org.json", []byte(`{"execution":{"blockBrowserUploads":true}}`))
 	if err != nil {
@@ -86,5 +84,10 @@ func TestPolicyBlockedUploadsStopWebSockets(t *testing.T) {
 	}
 	if n := b.Total(); n != 0 {
 		t.Fatalf("the WebSocket handshake reached the other server: %+v", b.Requests())
+	}
+	for _, r := range a.Requests() {
+		if strings.HasPrefix(r.Query, "kind=ws") {
+			t.Fatalf("a WebSocket handshake reached the page's own server: %+v", r)
+		}
 	}
 }

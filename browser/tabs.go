@@ -44,6 +44,9 @@ type tab struct {
 	// one means the page is already navigating away (a script or meta
 	// refresh), and its load may never come.
 	navs uint64
+	// agentNavs counts Navigate/History calls in flight on this tab; the
+	// hook refuses their requests once the conversation is taken over.
+	agentNavs int
 }
 
 func (t *tab) info() consent.TabInfo {
@@ -70,6 +73,9 @@ type registry struct {
 	// waits in unclaimed instead of becoming an operator tab.
 	creating  int
 	unclaimed map[proto.TargetTargetID]proto.TargetTargetInfo
+	// guarded maps the upload guard's auto-attached page sessions to
+	// their targets (file chooser events arrive on them).
+	guarded map[proto.TargetSessionID]proto.TargetTargetID
 	seq       uint64
 	front     consent.TabID // the tab the operator selected last
 }
@@ -79,6 +85,7 @@ func (r *registry) init() {
 	r.byTarget = map[proto.TargetTargetID]*tab{}
 	r.bySess = map[proto.TargetSessionID]*tab{}
 	r.unclaimed = map[proto.TargetTargetID]proto.TargetTargetInfo{}
+	r.guarded = map[proto.TargetSessionID]proto.TargetTargetID{}
 }
 
 func newTabID() consent.TabID {
@@ -225,7 +232,7 @@ func (b *Browser) closePopup(t *tab, where string) {
 	b.spawn(func() {
 		ctx, cancel := b.call(nil)
 		defer cancel()
-		_, _ = proto.TargetCloseTarget{TargetID: target}.Call(b.rod.Context(ctx))
+		_, _ = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
 	})
 }
 
@@ -238,6 +245,11 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 		t.closed = true
 		delete(r.byTarget, id)
 		delete(r.bySess, t.session)
+		for sid, target := range r.guarded {
+			if target == id {
+				delete(r.guarded, sid)
+			}
+		}
 		close(t.lifeCh) // wakes a Navigate waiting for this tab's load
 		t.lifeCh = make(chan struct{})
 	}
@@ -258,7 +270,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 		return "", consent.Errorf(consent.CodeMissingSession, consent.NextNone, "no conversation")
 	}
 	if b.gate.Paused(conv) {
-		return "", consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
+		return "", errPaused()
 	}
 	r := &b.reg
 	r.mu.Lock()
@@ -271,7 +283,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	res, err := proto.TargetCreateTarget{URL: "about:blank", Background: background}.Call(b.rod.Context(cctx))
+	res, err := proto.TargetCreateTarget{URL: "about:blank", Background: background}.Call(b.rod().Context(cctx))
 
 	r.mu.Lock()
 	r.creating--
@@ -314,7 +326,7 @@ func (b *Browser) session(ctx context.Context, t *tab) (proto.TargetSessionID, e
 	if sid != "" {
 		return sid, nil
 	}
-	res, err := proto.TargetAttachToTarget{TargetID: target, Flatten: true}.Call(b.rod.Context(ctx))
+	res, err := proto.TargetAttachToTarget{TargetID: target, Flatten: true}.Call(b.rod().Context(ctx))
 	if err != nil {
 		return "", err
 	}
@@ -327,7 +339,7 @@ func (b *Browser) session(ctx context.Context, t *tab) (proto.TargetSessionID, e
 		b.spawn(func() {
 			c, cancel := b.call(nil)
 			defer cancel()
-			_ = proto.TargetDetachFromTarget{SessionID: extra}.Call(b.rod.Context(c))
+			_ = proto.TargetDetachFromTarget{SessionID: extra}.Call(b.rod().Context(c))
 		})
 		return t.session, nil
 	}
@@ -412,7 +424,7 @@ type client struct {
 }
 
 func (c client) Call(ctx context.Context, _ string, method string, params any) ([]byte, error) {
-	return c.b.rod.Call(ctx, string(c.sid), method, params)
+	return c.b.rod().Call(ctx, string(c.sid), method, params)
 }
 func (c client) GetContext() context.Context         { return c.ctx }
 func (c client) GetSessionID() proto.TargetSessionID { return c.sid }
@@ -437,19 +449,11 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https URLs can be opened")
 	}
-	t, err := b.reg.lookup(conv, id)
+	t, sid, err := b.agentNav(conv, id)
 	if err != nil {
 		return err
 	}
-	cctx, cancel := b.call(nil)
-	sid, err := b.attach(cctx, t)
-	cancel()
-	if err != nil {
-		return b.opFailed("attach to the tab", err)
-	}
-	b.reg.mu.Lock()
-	t.denial = nil
-	b.reg.mu.Unlock()
+	defer b.agentNavDone(t)
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(b.ctx, stop)()
@@ -481,7 +485,7 @@ func (b *Browser) CloseTab(ctx context.Context, conv consent.ConversationID, id 
 	}
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	if _, err := (proto.TargetCloseTarget{TargetID: t.target}).Call(b.rod.Context(cctx)); err != nil {
+	if _, err := (proto.TargetCloseTarget{TargetID: t.target}).Call(b.rod().Context(cctx)); err != nil {
 		return b.opFailed("close the tab", err)
 	}
 	return nil
@@ -519,6 +523,12 @@ func (b *Browser) Tab(id consent.TabID) (consent.TabInfo, error) {
 
 // onConsentEvent runs on the engine's delivery path and must not block.
 func (b *Browser) onConsentEvent(e consent.Event) {
+	if e.Kind == consent.EventTakeOver {
+		conv := e.Conversation
+		b.cancelHeld(conv)
+		b.spawn(func() { b.takeOver(conv) })
+		return
+	}
 	if e.Kind != consent.EventSelect || e.Tab == "" {
 		return
 	}
@@ -552,7 +562,7 @@ func (b *Browser) activationWorker() {
 			continue
 		}
 		ctx, cancel := b.call(nil)
-		if err := (proto.TargetActivateTarget{TargetID: target}).Call(b.rod.Context(ctx)); err != nil {
+		if err := (proto.TargetActivateTarget{TargetID: target}).Call(b.rod().Context(ctx)); err != nil {
 			b.log.Warn("bring tab to front", "target", string(target), "err", err)
 		}
 		cancel()
@@ -579,7 +589,7 @@ func (b *Browser) Page(ctx context.Context, conv consent.ConversationID, id cons
 	// Close, and callers set their own context per call (Page.Context).
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	p, err := b.rod.Context(cctx).PageFromTarget(target)
+	p, err := b.rod().Context(cctx).PageFromTarget(target)
 	if err != nil {
 		return nil, b.opFailed("attach to the tab", err)
 	}

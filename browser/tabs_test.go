@@ -47,7 +47,7 @@ func TestOperatorTabsAreNotTheAgents(t *testing.T) {
 	// operator's ctrl+T would) is an operator tab; its navigation is
 	// policy's business only, never a review.
 	ctx := testCtx(t)
-	res, err := proto.TargetCreateTarget{URL: a.URL + "/session"}.Call(e.b.rod.Context(ctx))
+	res, err := proto.TargetCreateTarget{URL: a.URL + "/session"}.Call(e.b.rod().Context(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
