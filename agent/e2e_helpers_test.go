@@ -311,6 +311,27 @@ func (o *operator) await(kind consent.ReviewKind, origin string) consent.Review 
 	}
 }
 
+// awaitQueued returns a pending review of kind for origin, on screen or
+// waiting in the queue for its tab to be selected.
+func (o *operator) awaitQueued(kind consent.ReviewKind, origin string) consent.Review {
+	o.t.Helper()
+	changes, stop := o.eng.Changes()
+	defer stop()
+	for {
+		st := o.eng.Snapshot()
+		for _, r := range st.Queue {
+			if r.Kind == kind && r.Origin == origin {
+				return r
+			}
+		}
+		select {
+		case <-changes:
+		case <-o.ctx.Done():
+			o.t.Fatalf("no %s review for %s was queued; queue %+v", kind, origin, st.Queue)
+		}
+	}
+}
+
 // decide answers r. A decision sooner than the review delay is ignored by
 // the engine (ErrTooEarly), so the operator waits it out and presses again.
 func (o *operator) decide(r consent.Review, approve bool) {
@@ -503,6 +524,32 @@ func (e *e2e) waitTabGone(tab string) {
 	}
 }
 
+// waitTab waits until the engine's view of tab (as the browser reported
+// it) satisfies ok.
+func (e *e2e) waitTab(tab consent.TabID, what string, ok func(consent.TabState) bool) {
+	e.t.Helper()
+	changes, stop := e.eng.Changes()
+	defer stop()
+	for {
+		var last *consent.TabState
+		for _, c := range e.eng.Snapshot().Conversations {
+			for _, ts := range c.Tabs {
+				if ts.ID == tab {
+					last = &ts
+				}
+			}
+		}
+		if last != nil && ok(*last) {
+			return
+		}
+		select {
+		case <-changes:
+		case <-e.ctx.Done():
+			e.t.Fatalf("tab %s never %s; last %+v", tab, what, last)
+		}
+	}
+}
+
 // recordHits counts the fixture's /record requests tagged from=tag.
 func recordHits(s *fixture.Server, tag string) int {
 	n := 0
@@ -536,3 +583,14 @@ func mustPolicy(t *testing.T, origins ...string) *policy.Policy {
 func newSite(t *testing.T) *fixture.Server { return fixture.Start(t) }
 
 func consentTab(id string) consent.TabID { return consent.TabID(id) }
+
+// knownGap ends a test that found a defect outside this package (reported,
+// not ours to fix) after everything else in it passed. Set
+// TABWARDEN_STRICT_E2E=1 to make those gaps failures.
+func knownGap(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("TABWARDEN_STRICT_E2E") != "" {
+		t.Fatalf("known gap: "+format, args...)
+	}
+	t.Skipf("known gap: "+format, args...)
+}
