@@ -24,6 +24,8 @@ type fakeGate struct {
 	paused  map[consent.ConversationID]bool
 	lis     []func(consent.Event)
 	changed chan struct{}
+	// statuses is every browser header the Browser set, in order.
+	statuses []string
 }
 
 type pendingAsk struct {
@@ -102,6 +104,23 @@ func (g *fakeGate) Note(c consent.ConversationID, text string, warn bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.notes = append(g.notes, text)
+	g.touch()
+}
+
+func (g *fakeGate) Snapshot() consent.State {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var st consent.State
+	if n := len(g.statuses); n > 0 {
+		st.Info.Browser = g.statuses[n-1]
+	}
+	return st
+}
+
+func (g *fakeGate) SetInfo(info consent.Info) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.statuses = append(g.statuses, info.Browser)
 	g.touch()
 }
 

@@ -76,8 +76,8 @@ type registry struct {
 	// guarded maps the upload guard's auto-attached page sessions to
 	// their targets (file chooser events arrive on them).
 	guarded map[proto.TargetSessionID]proto.TargetTargetID
-	seq       uint64
-	front     consent.TabID // the tab the operator selected last
+	seq     uint64
+	front   consent.TabID // the tab the operator selected last
 }
 
 func (r *registry) init() {

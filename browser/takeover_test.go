@@ -1,0 +1,138 @@
+package browser
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/policy"
+)
+
+// queued waits for a pending review for origin in the engine's queue.
+func queued(t *testing.T, eng *consent.Engine, origin string) consent.Review {
+	t.Helper()
+	ch, stop := eng.Changes()
+	defer stop()
+	ctx := testCtx(t)
+	for {
+		for _, r := range eng.Snapshot().Queue {
+			if r.Origin == origin {
+				return r
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no review queued for %s; queue %+v", origin, eng.Snapshot().Queue)
+		}
+	}
+}
+
+// operatorNavigate drives the tab as the person would (the address bar):
+// a CDP navigation that no agent call made.
+func operatorNavigate(t *testing.T, b *Browser, tab consent.TabID, u string) {
+	t.Helper()
+	tb, err := b.reg.lookup(conv, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	sid, err := b.session(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (proto.PageNavigate{URL: u}).Call(client{b: b, sid: sid, ctx: ctx}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// DESIGN §4 take-over against the real consent engine: the held agent
+// navigation fails, every agent op is paused, the operator navigates
+// without reviews or grants (policy still applies), and after resume the
+// agent's next navigation asks again.
+func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
+	needChromium(t)
+	a, b, c := fixture.Start(t), fixture.Start(t), fixture.Start(t)
+	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q,%q]}}`, a.URL, b.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := consent.New(consent.Config{ReviewDelay: time.Nanosecond})
+	t.Cleanup(eng.Close)
+	eng.AddConversation(conv, "agent")
+	ctx := testCtx(t)
+	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "p"), Gate: eng, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = br.Close() })
+	tab, err := br.NewTab(ctx, conv, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- br.Navigate(ctx, conv, tab, a.URL+"/session") }()
+	if err := eng.Decide(queued(t, eng, a.URL).ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// An agent navigation waits for its review when the operator takes over.
+	go func() { done <- br.Navigate(ctx, conv, tab, b.URL+"/session") }()
+	queued(t, eng, b.URL)
+	if err := eng.TakeOver(conv); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, <-done, consent.CodePaused)
+	if n := b.Total(); n != 0 {
+		t.Fatalf("the held navigation reached the site after take-over: %+v", b.Requests())
+	}
+
+	_, err = br.NewTab(ctx, conv, false)
+	wantCode(t, err, consent.CodePaused)
+	wantCode(t, br.Navigate(ctx, conv, tab, a.URL+"/"), consent.CodePaused)
+	wantCode(t, br.History(ctx, conv, tab, "reload"), consent.CodePaused)
+
+	// The operator goes where no grant exists: no review, no grant.
+	operatorNavigate(t, br, tab, b.URL+"/session")
+	if _, err := b.WaitPath(ctx, "/session"); err != nil {
+		t.Fatal(err)
+	}
+	if q := eng.Snapshot().Queue; len(q) != 0 {
+		t.Fatalf("the operator's navigation was put up for review: %+v", q)
+	}
+	// Policy is not the agent's to lift, nor the operator's.
+	operatorNavigate(t, br, tab, c.URL+"/session")
+	if n := c.Total(); n != 0 {
+		t.Fatalf("a policy-blocked origin was reached during take-over: %+v", c.Requests())
+	}
+
+	if err := eng.Resume(conv); err != nil {
+		t.Fatal(err)
+	}
+	// The origin the operator visited was never granted, and the agent's
+	// own grant for a died with the take-over: both ask again.
+	before := a.Total()
+	go func() { done <- br.Navigate(ctx, conv, tab, a.URL+"/session") }()
+	r := queued(t, eng, a.URL)
+	if r.Gate != consent.GateNavigation || r.Tab != tab {
+		t.Fatalf("review %+v", r)
+	}
+	if n := a.Total(); n != before {
+		t.Fatalf("after resume the site was reached before consent")
+	}
+	if err := eng.Decide(r.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, <-done, consent.CodeUserDenied)
+	if n := a.Total(); n != before {
+		t.Fatalf("a denied navigation after resume reached the site")
+	}
+}
