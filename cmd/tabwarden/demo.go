@@ -1,26 +1,253 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo"
+	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/policy"
+	"github.com/tabwarden/tabwarden/tui"
+)
+
+// Conversations of the demo. The demo agent's is added first so it is the
+// one selected when the screen comes up.
+const (
+	demoConv       consent.ConversationID = "demo"
+	demoVisitor    consent.ConversationID = "demo-visitor"
+	demoPolicyConv consent.ConversationID = "demo-policy"
 )
 
 func newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
-		Short: "Walk the full consent journey against the embedded fixture site (not yet available)",
-		Long: `demo runs a deterministic scripted agent through the reference journey
-(DESIGN §10) against the embedded fixture site: no LLM, no network.
+		Short: "Walk the full consent journey against the embedded fixture site",
+		Long: `demo runs the console with a deterministic scripted agent that walks the
+reference journey (DESIGN §10) against the embedded fixture site, served on
+127.0.0.1: no LLM, no network. The agent says in the activity log what it
+asks and why; you answer each review with a key, and sign in by hand in the
+Chromium window when it hands over.
 
-The demo agent arrives with the agent bridge issue; until then this command
-does nothing and exits 3.`,
+Chromium is headed (it needs a display: use xvfb-run -a or --headless
+without one) and runs on a fresh temporary profile unless --profile is given.
+A second Chromium, launched with a policy that lists only the fixture and
+blocks uploads, runs the policy steps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// No stand-in journey: a fake demo would show consent behaviour
-			// the product does not have yet.
-			return &exitError{code: exitNotAvailable, err: errors.New(
-				"tabwarden demo is not available yet: the demo journey arrives with the agent bridge issue")}
+			o, err := flagOptions(cmd)
+			if err != nil {
+				return err
+			}
+			return runDemo(cmd.Context(), o, streams{in: cmd.InOrStdin(), out: cmd.OutOrStdout(), err: cmd.ErrOrStderr()})
 		},
+	}
+}
+
+// flagOptions reads the root's persistent flags as the demo sees them.
+func flagOptions(cmd *cobra.Command) (*options, error) {
+	f := cmd.Flags()
+	o := &options{}
+	var err error
+	get := func(fn func() error) {
+		if err == nil {
+			err = fn()
+		}
+	}
+	get(func() (e error) { o.consent, e = f.GetString("consent"); return })
+	get(func() (e error) { o.reviewDelay, e = f.GetDuration("review-delay"); return })
+	get(func() (e error) { o.policies, e = f.GetStringArray("policy"); return })
+	get(func() (e error) { o.profile, e = f.GetString("profile"); return })
+	get(func() (e error) { o.chromium, e = f.GetString("chromium"); return })
+	get(func() (e error) { o.headless, e = f.GetBool("headless"); return })
+	get(func() (e error) { o.browserURL, e = f.GetString("browser-url"); return })
+	get(func() (e error) { o.mcpListen, e = f.GetString("mcp-listen"); return })
+	get(func() (e error) { o.audit, e = f.GetString("audit"); return })
+	if err != nil {
+		return nil, failure(err)
+	}
+	return o, nil
+}
+
+func runDemo(ctx context.Context, o *options, s streams) error {
+	if len(o.policies) > 0 || o.browserURL != "" {
+		// The journey needs an unrestricted browser of its own: an operator
+		// policy or an attached browser would change what it demonstrates.
+		return usageErrorf("demo runs its own browsers and policy; --policy and --browser-url do not apply")
+	}
+	if !o.headless && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return failure(errors.New("the demo opens a headed Chromium and this machine has no display (DISPLAY and WAYLAND_DISPLAY are unset): " +
+			"run `xvfb-run -a make demo`, forward one with `ssh -X`, or run `tabwarden demo --headless` (you then cannot sign in by hand)"))
+	}
+	if !isTerminal(s.in) || !isTerminal(s.out) {
+		return failure(errors.New("the demo needs a terminal on stdin and stdout"))
+	}
+
+	auditLog, err := openAudit(o.audit)
+	if err != nil {
+		return failure(fmt.Errorf("open audit log: %w", err))
+	}
+	defer auditLog.Close()
+	logFile, err := openLogFile(logPath())
+	if err != nil {
+		return failure(fmt.Errorf("open log file: %w", err))
+	}
+	defer logFile.Close()
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(logFile, nil)))
+	defer slog.SetDefault(prev)
+
+	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay, Audit: auditLog,
+		Info: consent.Info{Browser: browserNotStarted, Endpoint: mcpNotStarted, Policy: "none (demo; the policy run has its own)"}})
+	defer eng.Close()
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	w, err := startDemoWorld(ctx, o, eng, auditLog)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+
+	var walker sync.WaitGroup
+	walker.Go(func() {
+		err := demo.New(w.demoConfig(eng)).Run(ctx, demo.Journey())
+		if err != nil && !errors.Is(err, demo.ErrStopped) && ctx.Err() == nil {
+			slog.Error("demo journey", "err", err)
+		}
+	})
+	err = tui.Run(ctx, eng, tui.Options{Version: version, Minter: w.agents})
+	cancel()
+	walker.Wait()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failure(err)
+	}
+	return nil
+}
+
+// demoWorld is everything the demo runs besides the engine and the screen:
+// two fixture origins, the console's agent side on a demo profile, and the
+// policy run's own browser and dispatch.
+type demoWorld struct {
+	site, second *fixture.Server
+	agents       *agentSide
+
+	policyBrowser  *browser.Browser
+	policyDispatch *agent.Dispatcher
+	policy         *policy.Policy
+
+	tempDirs []string
+}
+
+// startDemoWorld starts the fixture sites and both browsers and registers
+// the demo's conversations with eng. o.profile, when set, is the main
+// browser's profile; otherwise a temporary one is used and removed at close.
+func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink audit.Sink) (w *demoWorld, err error) {
+	w = &demoWorld{}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	if w.site, err = fixture.New(); err != nil {
+		return nil, failure(fmt.Errorf("fixture site: %w", err))
+	}
+	if w.second, err = fixture.New(); err != nil {
+		return nil, failure(fmt.Errorf("fixture site: %w", err))
+	}
+	eng.AddConversation(demoConv, "demo agent")
+	eng.AddConversation(demoVisitor, "demo: second agent")
+	eng.AddConversation(demoPolicyConv, "demo: policy run")
+
+	main := *o
+	if main.profile == "" {
+		dir, err := w.tempDir()
+		if err != nil {
+			return nil, failure(err)
+		}
+		main.profile = dir
+	}
+	if w.agents, err = startAgents(ctx, &main, eng, nil, sink); err != nil {
+		return nil, err
+	}
+
+	// Policy is fixed at launch, so the policy run is its own Chromium.
+	raw := fmt.Sprintf(`{"execution":{"browserOrigins":[%q],"blockBrowserUploads":true}}`, w.site.URL)
+	if w.policy, err = policy.Parse("demo-policy.json", []byte(raw)); err != nil {
+		return nil, failure(fmt.Errorf("demo policy: %w", err))
+	}
+	dir, err := w.tempDir()
+	if err != nil {
+		return nil, failure(err)
+	}
+	if w.policyBrowser, err = browser.Launch(ctx, browser.Options{
+		Chromium: o.chromium, ProfileDir: dir, Headless: o.headless,
+		Gate: eng, Policy: w.policy, Logger: slog.Default(),
+	}); err != nil {
+		return nil, failure(fmt.Errorf("policy-run browser: %w", err))
+	}
+	w.policyDispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: w.policyBrowser, Policy: w.policy, Audit: sink})
+
+	eng.Note(demoConv, fmt.Sprintf("demo: fixture site %s, second origin %s (never approve it). Sign-in credentials when asked: user %q, password %q.",
+		w.site.URL, w.second.URL, demo.User, demo.Password), false)
+	return w, nil
+}
+
+func (w *demoWorld) tempDir() (string, error) {
+	dir, err := os.MkdirTemp("", "tabwarden-demo-")
+	if err != nil {
+		return "", err
+	}
+	w.tempDirs = append(w.tempDirs, dir)
+	return filepath.Join(dir, "profile"), nil
+}
+
+// demoConfig walks the journey in-process: every conversation reaches the
+// engine through a Dispatcher, as the MCP server's would.
+func (w *demoWorld) demoConfig(eng *consent.Engine) demo.Config {
+	return demo.Config{
+		Surface: w.agents.dispatch, Conv: demoConv, Engine: eng,
+		Site: w.site, Second: w.second,
+		Visitor: w.agents.dispatch, VisitorConv: demoVisitor,
+		PolicySurface: w.policyDispatch, PolicyConv: demoPolicyConv,
+		CloseTab: w.agents.browser.CloseTab,
+	}
+}
+
+// close stops everything innermost first; safe on a partly started world.
+func (w *demoWorld) close() {
+	if w.policyDispatch != nil {
+		w.policyDispatch.Close()
+	}
+	if w.policyBrowser != nil {
+		if err := w.policyBrowser.Close(); err != nil {
+			slog.Error("close policy-run browser", "err", err)
+		}
+	}
+	if w.agents != nil {
+		w.agents.close()
+	}
+	for _, s := range []*fixture.Server{w.site, w.second} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	for _, d := range w.tempDirs {
+		_ = os.RemoveAll(d)
 	}
 }
