@@ -1,0 +1,134 @@
+package browser
+
+import (
+	"errors"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/browser/dom"
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// Chromium killed while a click is in flight: the click reports that input
+// may have reached the page and is not retried; the next operation fails
+// browser_unavailable and starts a relaunch on the same profile, the header
+// says so, old tabs are tab_closed, and a new open works on the new
+// Chromium. Nothing of either Chromium or the Browser outlives Close.
+func TestCrashDuringActThenRelaunch(t *testing.T) {
+	needChromium(t)
+	a := fixture.Start(t)
+	before := runtime.NumGoroutine()
+
+	g := newFakeGate()
+	profile := filepath.Join(t.TempDir(), "profile")
+	b, err := Launch(testCtx(t), Options{Headless: true, ProfileDir: profile, Gate: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	e := &env{b: b, gate: g}
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/hang.html")
+
+	ctx := testCtx(t)
+	page, err := b.Page(ctx, conv, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dt := dom.NewTab(page, string(tab), dom.Options{})
+	obs, err := dt.Observe(ctx, dom.ObserveRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := ""
+	for _, el := range obs.Elements {
+		if el.Name == "Freeze" {
+			ref = el.Ref
+		}
+	}
+	if ref == "" {
+		t.Fatalf("no Freeze button in %s", obs.TextForm)
+	}
+	prep, err := dt.Prepare(ctx, obs.ID, dom.Action{Type: "click", Ref: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acted := make(chan error, 1)
+	go func() {
+		_, err := prep.Dispatch(ctx)
+		acted <- err
+	}()
+	pressed := func(r fixture.Request) bool { return r.Query == "kind=pressed" }
+	if _, err := a.WaitFor(ctx, pressed); err != nil {
+		t.Fatal(err)
+	}
+	// The page is frozen inside the click's mousedown: kill it now.
+	pid := b.PID()
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = <-acted
+	var ce *consent.Error
+	if !errors.As(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
+		t.Fatalf("act across the crash: %#v, want dispatched and mayHaveChangedState", err)
+	}
+	n := 0
+	for _, r := range a.Requests() {
+		if pressed(r) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the click reached the page %d times; it must never be retried", n)
+	}
+
+	g.until(t, "the dead tab reported closed", func(g *fakeGate) bool { return g.removed[tab] })
+	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), consent.CodeBrowserUnavailable)
+	g.until(t, "the header to show the relaunched Chromium", func(g *fakeGate) bool {
+		s := g.statuses[len(g.statuses)-1]
+		return strings.HasPrefix(s, "Chromium ") && strings.HasSuffix(s, " headless") && len(g.statuses) > 2
+	})
+	g.mu.Lock()
+	statuses := append([]string(nil), g.statuses...)
+	g.mu.Unlock()
+	if !contains(statuses, StatusRelaunching) {
+		t.Fatalf("the header never said %q: %q", StatusRelaunching, statuses)
+	}
+	waitFor(t, "the killed Chromium reaped", func() bool { return len(groupMembers(pid, false)) == 0 })
+
+	newPID := b.PID()
+	if newPID == pid || newPID == 0 {
+		t.Fatalf("no new Chromium: pid %d", newPID)
+	}
+	if b.ProfileDir() != profile {
+		t.Fatalf("relaunched on %s, want the same profile %s", b.ProfileDir(), profile)
+	}
+	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), consent.CodeTabClosed)
+	tab2 := e.newTab(t)
+	e.open(t, tab2, a.URL, a.URL+"/session")
+	if a.Count("/session") != 1 {
+		t.Fatalf("open after relaunch: /session requested %d times", a.Count("/session"))
+	}
+
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the relaunched Chromium gone", func() bool { return len(groupMembers(newPID, false)) == 0 })
+	if !poll(func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: %d before, %d after Close\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
