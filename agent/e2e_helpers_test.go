@@ -84,22 +84,6 @@ func chromium(t *testing.T) {
 	}
 }
 
-// histless lets the dispatch compile against a browser that does not yet
-// implement History (back/forward/reload): those calls fail as
-// browser_operation_failed. dispatchBrowser prefers the real one.
-type histless struct{ *browser.Browser }
-
-func (histless) History(context.Context, consent.ConversationID, consent.TabID, string) error {
-	return errors.New("History is not implemented by this browser build")
-}
-
-func dispatchBrowser(b *browser.Browser) agent.Browser {
-	if ab, ok := any(b).(agent.Browser); ok {
-		return ab
-	}
-	return histless{b}
-}
-
 // e2e is one test's world: a conversation on the shared engine, a
 // Dispatcher over the shared browser, a fixture site and the operator.
 type e2e struct {
@@ -135,7 +119,7 @@ func newE2E(t *testing.T, opts ...e2eOption) *e2e {
 	// The conversation must be the selected one for its reviews to come on
 	// screen, as the operator would have it in the TUI.
 	e.eng.Select(e.conv, "")
-	cfg := agent.DispatcherConfig{Engine: e.eng, Browser: dispatchBrowser(e.br), Audit: e.log}
+	cfg := agent.DispatcherConfig{Engine: e.eng, Browser: e.br, Audit: e.log}
 	for _, o := range opts {
 		o(&cfg)
 	}

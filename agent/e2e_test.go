@@ -598,9 +598,6 @@ func TestE2ETabsListsOwnedTabs(t *testing.T) {
 // back / forward / reload go through the same gates as a URL.
 func TestE2ENavigateHistory(t *testing.T) {
 	e := newE2E(t)
-	if _, fake := dispatchBrowser(e.br).(histless); fake {
-		t.Skip("*browser.Browser has no History yet")
-	}
 	tab := e.open(actPage)
 	p := e.start("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/link.html"})
 	// Same origin, same tab: the navigation grant covers it.
