@@ -67,3 +67,11 @@ type CallToolArgs struct {
 	ToolID string          `json:"toolId" jsonschema:"toolId from webmcp_list_tools"`
 	Input  json.RawMessage `json:"input,omitempty" jsonschema:"input object matching the tool's inputSchema"`
 }
+
+type UploadArgs struct {
+	TabID         string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	ObservationID string `json:"observationId" jsonschema:"the observation the file input's ref comes from; used up by this upload"`
+	Ref           string `json:"ref" jsonschema:"ref of the file input (listed as sensitive in the observation)"`
+	Filename      string `json:"filename" jsonschema:"the file name the page sees, without any directory"`
+	ContentBase64 string `json:"contentBase64" jsonschema:"the file's bytes, standard padded base64"`
+}

@@ -40,6 +40,8 @@ type Dispatcher struct {
 	now     func() time.Time
 	pages   *pageStates
 	sites   *siteTools
+	// maxUpload bounds browser_upload's decoded size (upload.go).
+	maxUpload int64
 }
 
 // DispatcherConfig configures a Dispatcher. Engine and Browser are required.
@@ -50,11 +52,15 @@ type DispatcherConfig struct {
 	Audit   audit.Sink
 	// SiteToolMode picks native WebMCP or the polyfill; zero: auto-detect.
 	SiteToolMode webmcp.Mode
+	// MaxUploadBytes bounds browser_upload (--max-upload-bytes); zero:
+	// DefaultMaxUploadBytes. Larger files fail upload_too_large unreviewed.
+	MaxUploadBytes int64
 }
 
 // NewDispatcher returns the dispatch over cfg.
 func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{engine: cfg.Engine, browser: cfg.Browser, policy: cfg.Policy, audit: cfg.Audit, now: time.Now}
+	d.maxUpload = cfg.MaxUploadBytes
 	d.pages = newPageStates(cfg.Engine)
 	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d
@@ -120,6 +126,12 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 			return fail(err), ""
 		}
 		return d.handoff(conv, a)
+	case "browser_upload":
+		var a UploadArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.upload(ctx, conv, a)
 	case "webmcp_list_tools":
 		var a ListToolsArgs
 		if err := decode(args, &a); err != nil {

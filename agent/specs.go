@@ -32,8 +32,7 @@ const (
 )
 
 // Specs lists the tools of DESIGN §5 that the console serves today, in the
-// order agents see them. browser_batch, browser_job and browser_upload come
-// with a later issue.
+// order agents see them.
 var Specs = []ToolSpec{
 	{
 		Name:  "browser_tabs",
@@ -93,6 +92,14 @@ var Specs = []ToolSpec{
 			" Use it whenever a page needs credentials, a one-time code or a CAPTCHA: you must never type those." +
 			" Returns status:paused; your calls fail with paused until the person resumes. Then call browser_tabs and observe afresh." + descTabID,
 		Args: HandoffArgs{},
+	},
+	{
+		Name:  "browser_upload",
+		Title: "Upload a file to a file input",
+		Description: "Put a file into a file input of the page you just observed: ref is the file input (listed as sensitive; browser_act cannot touch it), filename the name the page sees, contentBase64 the bytes (your host may be another machine, so the bytes travel in the call)." +
+			" Files over the console's limit (10 MiB by default) fail upload_too_large; managed policy may block uploads (upload_blocked). The person allows each upload, seeing the name, size and SHA-256." +
+			" Only the input gets the file: submitting the form is a separate browser_act. The result is a receipt like browser_act's; the observation is used up." + descUncertain + descTabID,
+		Args: UploadArgs{},
 	},
 	{
 		Name:  "webmcp_list_tools",

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tabwarden/tabwarden/agent"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden wire transcripts in testdata/")
@@ -122,7 +124,7 @@ func checkTranscriptMeaning(t *testing.T, c transcriptCase, files map[string][]b
 			t.Fatalf("discover supports %v", r.SupportedVersions)
 		}
 	case "tools/list":
-		if len(r.Tools) != 9 {
+		if len(r.Tools) != len(agent.Specs) {
 			t.Fatalf("tools/list has %d tools", len(r.Tools))
 		}
 	case "tools/call":

@@ -38,13 +38,15 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 		return nil, failure(fmt.Errorf("browser: %w", err))
 	}
 	a := &agentSide{browser: br}
-	a.dispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br, Policy: pol, Audit: sink})
+	a.dispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br, Policy: pol, Audit: sink, MaxUploadBytes: o.maxUpload})
 	a.server, err = mcpserver.New(mcpserver.Config{
 		Surface:         a.dispatch,
 		Engine:          eng,
 		Audit:           sink,
 		Listen:          o.mcpListen,
 		PublishEndpoint: true,
+		// base64 carries 3 bytes in 4, plus the call's JSON around it.
+		MaxRequestBytes: max(mcpserver.DefaultMaxRequestBytes, o.maxUpload/3*4+1<<20),
 		Version:         version,
 		Logger:          slog.Default(),
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -28,6 +29,7 @@ type options struct {
 	browserURL  string
 	mcpListen   string
 	audit       string
+	maxUpload   int64
 	script      string // hidden: scripted consent requests for exercising the screen
 }
 
@@ -120,6 +122,8 @@ Run without a command to start the console.`,
 	pf.StringVar(&o.audit, "audit", "",
 		"audit log file (default $XDG_STATE_HOME/tabwarden/audit-YYYY-MM-DD.jsonl)")
 
+	root.Flags().Int64Var(&o.maxUpload, "max-upload-bytes", agent.DefaultMaxUploadBytes,
+		"largest file an agent may upload (browser_upload); larger ones fail upload_too_large without a review")
 	root.Flags().StringVar(&o.script, "script", "",
 		"feed scripted consent requests (JSON lines) to the engine, to exercise the operator screen")
 	_ = root.Flags().MarkHidden("script")
@@ -146,6 +150,9 @@ func (o *options) validate() error {
 	if o.reviewDelay < consent.MinReviewDelay {
 		return usageErrorf("invalid --review-delay %s: the minimum is %s, so typing ahead can never approve a review",
 			o.reviewDelay, consent.MinReviewDelay)
+	}
+	if o.maxUpload <= 0 {
+		return usageErrorf("invalid --max-upload-bytes %d: use a positive number of bytes", o.maxUpload)
 	}
 	if err := checkLoopbackAddr(o.mcpListen); err != nil {
 		return usageErrorf("invalid --mcp-listen '%s': %v", o.mcpListen, err)

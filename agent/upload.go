@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// DefaultMaxUploadBytes is --max-upload-bytes' default (DESIGN §5).
+const DefaultMaxUploadBytes = 10 << 20
+
+// maxFilenameBytes is the longest name most filesystems accept for one path element.
+const maxFilenameBytes = 255
+
+// upload runs browser_upload. The order of refusals is the contract: policy
+// first (upload_blocked never shows a review, whatever the profile), then
+// the size from the base64 length (upload_too_large before any decoding),
+// and only then the tab, the read gate, the target and "Allow once".
+func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a UploadArgs) (Result, consent.TabID) {
+	if d.policy != nil && d.policy.BlockUploads {
+		return fail(consent.Errorf(consent.CodeUploadBlocked, consent.NextNone, "managed policy blocks browser uploads (blockBrowserUploads)")), ""
+	}
+	if n := decodedLen(a.ContentBase64); n > d.maxUploadBytes() {
+		return fail(consent.Errorf(consent.CodeUploadTooLarge, consent.NextNone, "the file is %d bytes; this console accepts at most %d (--max-upload-bytes)", n, d.maxUploadBytes())), ""
+	}
+	if err := checkFilename(a.Filename); err != nil {
+		return fail(err), ""
+	}
+	if a.ObservationID == "" {
+		return fail(consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observationId is required: observe first")), ""
+	}
+	data, err := base64.StdEncoding.DecodeString(a.ContentBase64)
+	if err != nil {
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "contentBase64 is not standard padded base64: %v", err)), ""
+	}
+	if int64(len(data)) > d.maxUploadBytes() {
+		return fail(consent.Errorf(consent.CodeUploadTooLarge, consent.NextNone, "the file is %d bytes; at most %d", len(data), d.maxUploadBytes())), ""
+	}
+	tab, err := d.resolveTab(conv, a.TabID)
+	if err != nil {
+		return fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "upload")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	dt, origin, err := d.readable(op, conv, tab)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	prep, err := dt.PrepareUpload(op.Context(), a.ObservationID, a.Ref)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	sum := sha256.Sum256(data)
+	if err := d.engine.Ask(op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
+		Upload: &consent.Upload{
+			Filename: a.Filename, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+			Ref: prep.Target.Ref, Role: prep.Target.Role, Name: prep.Target.Name,
+		},
+		Recheck: d.sameOrigin(tab, origin),
+	}); err != nil {
+		prep.Release()
+		return fail(opErr(op, err)), tab
+	}
+	dir, path, err := stage(a.Filename, data)
+	if err != nil {
+		prep.Release()
+		return fail(consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextNone, "could not stage the file: %v", err)), tab
+	}
+	// SetFile leaves the input with an in-memory copy, so the bytes on
+	// disk live only for the length of this call.
+	defer os.RemoveAll(dir)
+	receipt, err := prep.SetFile(op.Context(), path, int64(len(data)))
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	return ok(map[string]any{
+		"dispatched": receipt.Dispatched,
+		"outcome":    receipt.Outcome,
+		"next":       string(consent.NextObserve),
+	}), tab
+}
+
+func (d *Dispatcher) maxUploadBytes() int64 {
+	if d.maxUpload > 0 {
+		return d.maxUpload
+	}
+	return DefaultMaxUploadBytes
+}
+
+// decodedLen is the exact decoded size of padded standard base64 of length
+// len(s) (an upper bound for malformed input), computed without decoding.
+func decodedLen(s string) int64 {
+	n := int64(len(s))
+	pad := int64(0)
+	for i := len(s) - 1; i >= 0 && pad < 2 && s[i] == '='; i-- {
+		pad++
+	}
+	return n/4*3 + (n%4)*3/4 - pad
+}
+
+// checkFilename accepts one path element a page may see as a file's name:
+// no directories, no control characters, nothing a filesystem refuses.
+func checkFilename(name string) error {
+	bad := func(why string) error {
+		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "filename %s", why)
+	}
+	switch {
+	case name == "":
+		return bad("is required")
+	case len(name) > maxFilenameBytes:
+		return bad("is longer than 255 bytes")
+	case !utf8.ValidString(name):
+		return bad("is not valid UTF-8")
+	case name == "." || name == "..":
+		return bad("must name a file")
+	case strings.ContainsAny(name, `/\`):
+		return bad("must not contain a directory (no / or \\)")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return bad("must not contain control characters")
+	}
+	return nil
+}
+
+// stage writes data as name in a new private directory (0700, file 0600):
+// the file's base name is what Chromium reports to the page.
+func stage(name string, data []byte) (dir, path string, err error) {
+	dir, err = os.MkdirTemp("", "tabwarden-upload-")
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, path, nil
+}
