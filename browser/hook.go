@@ -201,14 +201,19 @@ func errPaused() error {
 	return consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
 }
 
-// hookPatterns is the browser-level Fetch.enable of the hook: every
-// request at the Request stage and, when policy restricts WebSockets,
-// document responses at the Response stage (see connectSrc).
+// hookPatterns is the browser-level Fetch.enable of the hook. Under a
+// managed policy that restricts origins or uploads, every request is
+// paused at the Request stage (and documents and worker scripts again at
+// the Response stage for connectSrc). Without one, only documents are:
+// navigation consent is about main-frame documents, and a sub-resource
+// has no rule to answer to, so pausing it would only cost page-load time
+// (see BenchmarkPageLoadHook).
 func (b *Browser) hookPatterns() proto.FetchEnable {
-	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{
-		URLPattern:   "*",
-		RequestStage: proto.FetchRequestStageRequest,
-	}}}
+	pat := &proto.FetchRequestPattern{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest}
+	if !b.restricts() {
+		pat.ResourceType = proto.NetworkResourceTypeDocument
+	}
+	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{pat}}
 	if b.connectSrc() != "" {
 		for _, rt := range cspTypes {
 			en.Patterns = append(en.Patterns, &proto.FetchRequestPattern{
@@ -269,4 +274,11 @@ func originOf(raw string) (string, bool) {
 		host += ":" + port
 	}
 	return u.Scheme + "://" + host, true
+}
+
+// restricts reports whether managed policy has anything to say about
+// requests.
+func (b *Browser) restricts() bool {
+	p := b.opts.Policy
+	return p != nil && (p.Origins != nil || p.BlockUploads)
 }

@@ -112,10 +112,10 @@ var cspTypes = []proto.NetworkResourceType{proto.NetworkResourceTypeDocument, pr
 // check served from its own cache) is outside this; the Request stage
 // still fails everything else such a worker sends.
 func (b *Browser) connectSrc() string {
-	p := b.opts.Policy
-	if p == nil || (!p.BlockUploads && p.Origins == nil) {
+	if !b.restricts() {
 		return ""
 	}
+	p := b.opts.Policy
 	// Every http(s) fetch stays allowed here: the Request stage judges it
 	// (and counts it for "This page may be incomplete…"). The policy is
 	// only about WebSockets.

@@ -1,0 +1,141 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/policy"
+)
+
+// BenchmarkPageLoadHook measures what the request hook costs a page: the
+// load of bench.html (200 same-origin images) on three Chromiums with the
+// same flags, navigation already granted:
+//
+//   - off: a plain rod connection, no Fetch domain;
+//   - hook: a Browser with no managed policy (only documents are paused);
+//   - policy: a Browser under browserOrigins, so each of the 200 requests
+//     is paused and judged;
+//   - fetchonly: a plain rod connection with a browser-level Fetch for
+//     documents that continues each at once — the floor any Fetch-based
+//     hook pays, since with Fetch on Chromium routes every sub-resource
+//     through its DevTools interceptor, paused or not.
+//
+// The three loads alternate within an iteration so machine load falls on
+// all alike. Reported: ms per load of each and the ratios to off (target
+// ≤ 1.15).
+func BenchmarkPageLoadHook(b *testing.B) {
+	if _, err := FindChromium(""); err != nil {
+		b.Skipf("no Chromium: %v", err)
+	}
+	srv, err := fixture.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+
+	hooked := func(name string, pol *policy.Policy) *rod.Page {
+		g := newFakeGate()
+		br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name), Gate: g, Policy: pol})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = br.Close() })
+		tab, err := br.NewTab(ctx, conv, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.mu.Lock()
+		g.grants[string(tab)+" "+srv.URL] = true
+		g.mu.Unlock()
+		p, err := br.Page(ctx, conv, tab)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q]}}`, srv.URL))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pages := map[string]*rod.Page{"hook": hooked("hook", nil), "policy": hooked("policy", pol)}
+
+	opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "off")}
+	proc, wsURL, err := launchChromium(ctx, &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer proc.stop(closeGrace)
+	off := rod.New().Context(ctx).ControlURL(wsURL)
+	if err := off.Connect(); err != nil {
+		b.Fatal(err)
+	}
+	defer off.Close()
+	if pages["off"], err = off.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
+		b.Fatal(err)
+	}
+
+	{ // fetchonly
+		opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "fo")}
+		proc, wsURL, err := launchChromium(ctx, &opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer proc.stop(closeGrace)
+		fo := rod.New().Context(ctx).ControlURL(wsURL)
+		if err := fo.Connect(); err != nil {
+			b.Fatal(err)
+		}
+		defer fo.Close()
+		go fo.EachEvent(func(e *proto.FetchRequestPaused) {
+			go func() { _ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(fo) }()
+		})()
+		if err := (proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{URLPattern: "*", ResourceType: proto.NetworkResourceTypeDocument}}}).Call(fo); err != nil {
+			b.Fatal(err)
+		}
+		if pages["fetchonly"], err = fo.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	load := func(mode, run string) time.Duration {
+		p := pages[mode].Context(ctx)
+		u := fmt.Sprintf("%s/bench.html?n=200&run=%s-%s", srv.URL, mode, run)
+		start := time.Now()
+		wait := p.WaitNavigation(proto.PageLifecycleEventNameLoad)
+		if err := p.Navigate(u); err != nil {
+			b.Fatal(err)
+		}
+		wait()
+		return time.Since(start)
+	}
+	modes := []string{"off", "hook", "policy", "fetchonly"}
+	for _, m := range modes { // first-load costs: renderer spawn, cache setup
+		load(m, "warm")
+	}
+	took := map[string]time.Duration{}
+	i := 0
+	for ; b.Loop(); i++ {
+		for k := range modes {
+			m := modes[(i+k)%len(modes)]
+			took[m] += load(m, fmt.Sprint(i))
+		}
+	}
+	ms := func(m string) float64 { return float64(took[m].Microseconds()) / 1000 / float64(i) }
+	b.ReportMetric(ms("off"), "ms/load-off")
+	b.ReportMetric(ms("hook"), "ms/load-hook")
+	b.ReportMetric(ms("policy"), "ms/load-policy")
+	b.ReportMetric(ms("hook")/ms("off"), "ratio-hook")
+	b.ReportMetric(ms("fetchonly")/ms("off"), "ratio-fetchonly")
+	b.ReportMetric(ms("policy")/ms("off"), "ratio-policy")
+	if want := 200 * 4 * (i + 1); srv.Count("/pixel.gif") < want {
+		b.Fatalf("only %d image requests reached the server, want ≥ %d", srv.Count("/pixel.gif"), want)
+	}
+}
