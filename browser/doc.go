@@ -9,11 +9,44 @@
 //     Close kills the group and waits for it. The persistent profile is never
 //     deleted.
 //   - One browser-level Fetch domain, enabled before any task tab exists and
-//     never disabled while the Browser lives, pauses every request at the
-//     Request stage. A request is continued only after managed policy allows
-//     it and, for a task tab's main-frame document, after the consent engine
-//     granted navigation to its origin for that tab. Anything else is failed
-//     (BlockedByClient); the fixture server's counters are the proof.
+//     never disabled while the Browser lives, pauses requests at the Request
+//     stage: every request under a managed policy that restricts origins or
+//     uploads, documents only without one (a sub-resource then has no rule
+//     to answer to). A request is continued only after managed policy
+//     allows it and, for a task tab's main-frame document, after the
+//     consent engine granted navigation to its origin for that tab.
+//     Anything else is failed (BlockedByClient); the fixture server's
+//     counters are the proof.
+//   - WebSockets: Fetch never sees a handshake and Chromium 156 ignores
+//     Network.setBlockedURLs for them (re-measured: it blocks http requests
+//     on the same session, not ws:). So under such a policy the hook adds a
+//     Content-Security-Policy connect-src to every document response
+//     (fulfilled afresh; a header override at the Response stage is not
+//     parsed for navigations) and worker script; see connectSrc. With
+//     uploads blocked no ws:/wss: source is allowed at all.
+//   - Uploads blocked: every page target is auto-attached and held until
+//     its file chooser is intercepted; a chooser it opens is never
+//     answered (no file can be picked) and the activity log says why.
+//   - History (back, forward, reload) goes through the hook like Navigate.
+//     Chromium runs with --disable-features=BackForwardCache (merged with
+//     any --disable-features of Options.ExtraFlags), so going back always
+//     issues a main-frame request the hook judges instead of restoring a
+//     page from the cache behind its back.
+//   - Take-over (consent EventTakeOver): the conversation's held
+//     navigation questions are withdrawn and its tabs stop loading; while
+//     paused, its agent calls fail paused and the hook lets the operator's
+//     own navigation of those tabs through with no review and no grant —
+//     policy still applies. After resume, grants are gone (the engine
+//     revoked them), so the agent's next navigation asks again.
+//   - Crash: a Browser is one object for the console's life. When a
+//     launched Chromium dies, every tab becomes tab_closed (RemoveTab) and
+//     ops fail browser_unavailable; the first op after the crash starts a
+//     relaunch with the same options and profile (once the old
+//     SingletonLock is stale) and fails too. The new connection is swapped
+//     in behind the same *Browser, so callers never re-wire. The engine's
+//     header (Info.Browser, when the Gatekeeper also has SetInfo) shows
+//     "relaunching…", then "Chromium <version> headed|headless". An
+//     attached browser is not relaunched.
 //   - Nothing blocks inside the CDP event loop: paused requests and consent
 //     questions run on their own goroutines, tab activation on a coalescing
 //     worker. Every CDP call carries a deadline.
