@@ -59,4 +59,10 @@ func TestPopupWaitsForConsentInItsOwnScope(t *testing.T) {
 	if _, err := a.WaitPath(testCtx(t), "/session"); err != nil || a.Count("/session") != before+1 {
 		t.Fatalf("approved popup never loaded: %v", err)
 	}
+	// Its load is followed like any tab's: loaded, with the page's title.
+	popID := p.req.Tab
+	e.gate.until(t, "the popup loaded with its title", func(g *fakeGate) bool {
+		ti := g.tabs[popID]
+		return ti.URL == a.URL+"/session" && !ti.Loading && ti.Title == "Signed out"
+	})
 }

@@ -176,7 +176,7 @@ func (b *Browser) onTargetInfo(info *proto.TargetTargetInfo, created bool) {
 		return
 	}
 	var report []consent.TabInfo
-	var closePopup *tab
+	var closePopup, attachPopup *tab
 	r := &b.reg
 	r.mu.Lock()
 	t := r.byTarget[info.TargetID]
@@ -201,6 +201,7 @@ func (b *Browser) onTargetInfo(info *proto.TargetTargetInfo, created bool) {
 				closePopup = t
 			} else {
 				report = append(report, t.info())
+				attachPopup = t
 			}
 		} else if r.creating > 0 {
 			r.unclaimed[info.TargetID] = *info
@@ -215,6 +216,18 @@ func (b *Browser) onTargetInfo(info *proto.TargetTargetInfo, created bool) {
 	}
 	if closePopup != nil {
 		b.closePopup(closePopup, info.URL)
+	}
+	if attachPopup != nil {
+		// A popup's load is followed like a NewTab's: only a registry
+		// session carries the lifecycle events that end "loading". Its
+		// first request waits in the hook for consent meanwhile.
+		b.spawn(func() {
+			ctx, cancel := b.call(nil)
+			defer cancel()
+			if _, err := b.attach(ctx, attachPopup); err != nil {
+				b.log.Debug("attach to popup", "err", err)
+			}
+		})
 	}
 }
 
@@ -386,6 +399,24 @@ func (b *Browser) onLifecycle(sid proto.TargetSessionID, e *proto.PageLifecycleE
 	if e.Name == proto.PageLifecycleEventNameInit || e.Name == proto.PageLifecycleEventNameLoad {
 		b.gate.PutTab(info)
 	}
+	if e.Name == proto.PageLifecycleEventNameDOMContentLoaded || e.Name == proto.PageLifecycleEventNameLoad {
+		// Chromium does not report a title set by the document through
+		// Target.targetInfoChanged; read it once the document is parsed
+		// and again when it has loaded.
+		target := t.target
+		b.spawn(func() { b.refreshInfo(target) })
+	}
+}
+
+// refreshInfo re-reads a page target's URL and title.
+func (b *Browser) refreshInfo(target proto.TargetTargetID) {
+	ctx, cancel := b.call(nil)
+	res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
+	cancel()
+	if err != nil || res.TargetInfo == nil {
+		return
+	}
+	b.onTargetInfo(res.TargetInfo, false)
 }
 
 // waitLoad waits for the load event of loader's document, at most
