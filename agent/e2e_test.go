@@ -30,7 +30,7 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	}
 	e.op.decide(r, true)
 	obj := wantOK(t, p.result())
-	if obj["tabId"] != string(r.Tab) || obj["url"] != e.site.URL+actPage || obj["next"] != "observe" {
+	if obj["tabId"] != string(r.Tab) || obj["url"] != e.site.URL+actPage || obj["next"] != "observe" || obj["visible"] != true {
 		t.Fatalf("open result %v (review tab %s)", obj, r.Tab)
 	}
 	if n := e.site.Count(actPage); n != 1 {
@@ -40,11 +40,14 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	// Denied: the other origin never sees a request.
 	other := newSite(t)
 	p = e.start("browser_open", map[string]any{"url": other.URL + actPage})
-	e.op.deny(consent.KindNavigation, other.URL)
+	denied := e.op.deny(consent.KindNavigation, other.URL)
 	wantFail(t, p.result(), consent.CodeUserDenied, false)
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the denied origin", n)
 	}
+	// The denied tab is released: still the agent's, showing nothing.
+	e.waitTab(denied.Tab, "was released to about:blank", func(ts consent.TabState) bool { return ts.URL == "about:blank" })
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": string(denied.Tab)}), consent.CodeInvalidURL, false)
 	if n := reviewsShown(e.conv, consent.KindNavigation); n != 2 {
 		t.Fatalf("%d navigation reviews shown, want 2", n)
 	}
@@ -615,4 +618,30 @@ func TestE2ENavigateHistory(t *testing.T) {
 	}
 	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "action": "sideways"}), consent.CodeInvalidAction, false)
 	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "action": "back", "url": e.site.URL}), consent.CodeInvalidAction, false)
+}
+
+// The operator's cancel (x) ends the op waiting at its review; a tab closed
+// under a waiting review ends it tab_closed. Neither reads the page.
+func TestE2ECancelAndCloseEndWaitingReviews(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	p := e.start("browser_observe", map[string]any{"tabId": tab})
+	e.op.await(consent.KindRead, e.site.URL)
+	if err := e.eng.Cancel(e.conv); err != nil {
+		t.Fatal(err)
+	}
+	wantFail(t, p.result(), consent.CodeCanceled, false)
+	if n := reviewsShown(e.conv, consent.KindRead); n != 1 {
+		t.Fatalf("%d read reviews shown", n)
+	}
+
+	p = e.start("browser_observe", map[string]any{"tabId": tab})
+	e.op.await(consent.KindRead, e.site.URL)
+	if err := e.br.CloseTab(e.ctx, e.conv, consentTab(tab)); err != nil {
+		t.Fatal(err)
+	}
+	wantFail(t, p.result(), consent.CodeTabClosed, false)
+	if st := e.eng.Snapshot(); len(st.Queue) != 0 {
+		t.Fatalf("reviews left after the tab closed: %+v", st.Queue)
+	}
 }
