@@ -645,3 +645,77 @@ func TestE2ECancelAndCloseEndWaitingReviews(t *testing.T) {
 		t.Fatalf("reviews left after the tab closed: %+v", st.Queue)
 	}
 }
+
+// Everything the dispatch can refuse before the gate shows no review and
+// reaches nothing.
+func TestE2EActRefusedBeforeTheGate(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	obs, snap := e.observe(tab, true)
+	ping := refOf(t, snap, "button", "Ping server")
+	act := func(action map[string]any) map[string]any {
+		return map[string]any{"tabId": tab, "observationId": obs, "action": action}
+	}
+	for _, c := range []struct {
+		name string
+		tool string
+		args any
+		code consent.Code
+	}{
+		{"no observation", "browser_act", map[string]any{"tabId": tab, "action": map[string]any{"type": "click", "ref": ping}}, consent.CodeStaleObservation},
+		{"unknown observation", "browser_act", map[string]any{"tabId": tab, "observationId": "o-nope", "action": map[string]any{"type": "click", "ref": ping}}, consent.CodeStaleObservation},
+		{"unknown ref", "browser_act", act(map[string]any{"type": "click", "ref": "e9999"}), consent.CodeStaleElement},
+		{"bad key", "browser_act", act(map[string]any{"type": "key", "key": "F13"}), consent.CodeInvalidKey},
+		{"scroll too far", "browser_act", act(map[string]any{"type": "scroll", "deltaY": 5000}), consent.CodeInvalidScroll},
+		{"click x,y without image", "browser_act", act(map[string]any{"type": "click", "x": 10, "y": 10}), consent.CodeImageRequired},
+		{"unknown action", "browser_act", act(map[string]any{"type": "hover", "ref": ping}), consent.CodeInvalidAction},
+		{"fill a button", "browser_act", act(map[string]any{"type": "fill", "ref": ping, "text": "x"}), consent.CodeNotEditable},
+		{"unknown argument", "browser_observe", map[string]any{"tabId": tab, "conversation": "someone-else"}, consent.CodeInvalidAction},
+		{"arguments not an object", "browser_observe", "[1,2]", consent.CodeInvalidAction},
+		{"unknown tool", "browser_eval", map[string]any{"js": "1"}, consent.CodeInvalidAction},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantFail(t, e.call(c.tool, c.args), c.code, false)
+		})
+	}
+	if n := reviewsShown(e.conv, consent.KindAction); n != 0 {
+		t.Fatalf("%d action reviews for refused actions", n)
+	}
+	// None of that used the observation up.
+	p := e.start("browser_act", click(tab, obs, ping))
+	e.op.approve(consent.KindAction, e.site.URL)
+	wantOK(t, p.result())
+	waitRecord(t, e.ctx, e.site, "e2e-ping")
+}
+
+// A DOM change and a scroll expire observations; an act on an expired one
+// is stale_observation and shows no review.
+func TestE2EExpiryThroughTheDispatch(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open(actPage)
+	older, _ := e.observe(tab, true)
+	obs, snap := e.observe(tab, false)
+	grow := refOf(t, snap, "button", "Add line")
+	p := e.start("browser_act", click(tab, obs, grow))
+	e.op.approve(consent.KindAction, e.site.URL)
+	wantOK(t, p.result())
+	ping := refOf(t, snap, "button", "Ping server")
+	wantFail(t, e.call("browser_act", click(tab, older, ping)), consent.CodeStaleObservation, false)
+
+	obs, _ = e.observe(tab, false)
+	before, _ := e.observe(tab, false)
+	p = e.start("browser_act", map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "scroll", "deltaY": 400}})
+	r := e.op.approve(consent.KindAction, e.site.URL)
+	if r.Action == nil || r.Action.Type != consent.ActionScroll || r.Action.DeltaY != 400 {
+		t.Fatalf("scroll review %+v", r.Action)
+	}
+	wantOK(t, p.result())
+	obj := wantOK(t, e.call("browser_observe", map[string]any{"tabId": tab}))
+	if sc, _ := obj["scroll"].(map[string]any); sc["y"] == float64(0) {
+		t.Fatalf("the approved scroll did not move the page: %v", sc)
+	}
+	wantFail(t, e.call("browser_act", click(tab, before, ping)), consent.CodeStaleObservation, false)
+	if n := recordHits(e.site, "e2e-ping"); n != 0 {
+		t.Fatalf("a stale click reached the server %d times", n)
+	}
+}
