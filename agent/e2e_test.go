@@ -719,3 +719,29 @@ func TestE2EExpiryThroughTheDispatch(t *testing.T) {
 		t.Fatalf("a stale click reached the server %d times", n)
 	}
 }
+
+// Password and one-time-code fields are the operator's: no action review
+// is offered for them, and no image is taken while one is visible.
+func TestE2ESignInFieldsAreTheOperators(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/signin.html")
+	p := e.start("browser_observe", map[string]any{"tabId": tab, "includeImage": true})
+	e.op.approve(consent.KindRead, e.site.URL)
+	res := p.result()
+	o := wantFail(t, res, consent.CodeSignInRequired, false)
+	if o["next"] != "user_resume" || len(res.Image) != 0 {
+		t.Fatalf("image observation of a sign-in page: next %v, %d image bytes", o["next"], len(res.Image))
+	}
+	obs, snap := e.observe(tab, false)
+	for _, name := range []string{"Password", "One-time code"} {
+		ref := refOf(t, snap, "textbox", name)
+		fill := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "fill", "ref": ref, "text": "123456"}}
+		wantFail(t, e.call("browser_act", fill), consent.CodeSignInRequired, false)
+	}
+	if n := reviewsShown(e.conv, consent.KindAction); n != 0 {
+		t.Fatalf("%d action reviews offered for sign-in fields", n)
+	}
+	if n := e.site.Count("/signin"); n != 0 {
+		t.Fatalf("sign-in reached the server %d times", n)
+	}
+}
