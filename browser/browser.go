@@ -424,6 +424,13 @@ func (b *Browser) alive() error {
 	return unavailable("Chromium is not running; it is being relaunched, try again shortly")
 }
 
+// Available is alive for callers above the registry: nil while Chromium
+// is up; browser_unavailable after a crash, the first call starting the
+// relaunch. The dispatch calls it before any tool, because after a crash
+// the engine already reports the dead tabs as closed and only this says
+// why.
+func (b *Browser) Available() error { return b.alive() }
+
 // PID is the launched Chromium's pid (its process group id), 0 when attached.
 func (b *Browser) PID() int {
 	c := b.conn()

@@ -100,6 +100,9 @@ func TestCrashDuringActThenRelaunch(t *testing.T) {
 	}
 	waitFor(t, "the killed Chromium reaped", func() bool { return len(groupMembers(pid, false)) == 0 })
 
+	if err := b.Available(); err != nil {
+		t.Fatalf("relaunched, yet: %v", err)
+	}
 	newPID := b.PID()
 	if newPID == pid || newPID == 0 {
 		t.Fatalf("no new Chromium: pid %d", newPID)
