@@ -58,6 +58,27 @@ func TestHistoryIsGatedLikeNavigate(t *testing.T) {
 	wantCode(t, e.b.History(testCtx(t), "c2", tab, "back"), consent.CodeWrongConversation)
 }
 
+// A page the back/forward cache could keep: going back to it after the
+// grants went must still ask, because the cache is off and the request
+// goes through the hook (even if the HTTP cache then answers it).
+func TestBackToACacheablePageAsks(t *testing.T) {
+	a := fixture.Start(t)
+	e := launch(t, nil)
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/cacheable")
+	if err := e.b.Navigate(testCtx(t), conv, tab, a.URL+"/session"); err != nil {
+		t.Fatal(err)
+	}
+	e.gate.mu.Lock()
+	clear(e.gate.grants)
+	e.gate.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- e.b.History(testCtx(t), conv, tab, "back") }()
+	e.gate.expectAsk(t, a.URL).reply <- deny()
+	wantCode(t, <-done, consent.CodeUserDenied)
+	e.waitURL(t, tab, "about:blank")
+}
+
 func TestFeatureFlagsAreMerged(t *testing.T) {
 	got := mergeFeatureFlags([]string{"--enable-features=WebMCP", "--disable-features=BackForwardCache", "--x", "--disable-features=Foo", "--enable-features=Bar"})
 	want := []string{"--enable-features=WebMCP,Bar", "--disable-features=BackForwardCache,Foo", "--x"}
