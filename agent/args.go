@@ -75,3 +75,26 @@ type UploadArgs struct {
 	Filename      string `json:"filename" jsonschema:"the file name the page sees, without any directory"`
 	ContentBase64 string `json:"contentBase64" jsonschema:"the file's bytes, standard padded base64"`
 }
+
+// BatchVerify is a verify step of a batch.
+type BatchVerify struct {
+	Assertion string `json:"assertion" jsonschema:"text_contains, text_absent, url_is, title_contains or element_visible"`
+	Value     string `json:"value" jsonschema:"text, URL or title to check; for element_visible: role and name as 'button \"Save\"'"`
+}
+
+// BatchStep is one step of a batch: an act or a verify.
+type BatchStep struct {
+	Action *ActAction   `json:"action,omitempty" jsonschema:"an act (click, fill and select by ref; key; scroll); targets are refs from your latest observation"`
+	Verify *BatchVerify `json:"verify,omitempty" jsonschema:"a check, as browser_verify"`
+}
+
+type BatchArgs struct {
+	TabID       string      `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	Steps       []BatchStep `json:"steps" jsonschema:"1 to 20 steps, run in order"`
+	StopOnError *bool       `json:"stopOnError,omitempty" jsonschema:"stop at the first failed step (default true); a changed target, a cancel or an uncertain outcome always stops"`
+}
+
+type JobArgs struct {
+	JobID  string `json:"jobId" jsonschema:"jobId from browser_batch"`
+	Cancel bool   `json:"cancel,omitempty" jsonschema:"stop the job before its next step (a step already sent is not undone)"`
+}

@@ -42,6 +42,7 @@ type Dispatcher struct {
 	sites   *siteTools
 	// maxUpload bounds browser_upload's decoded size (upload.go).
 	maxUpload int64
+	jobs      *jobs // browser_batch jobs (batch.go)
 }
 
 // DispatcherConfig configures a Dispatcher. Engine and Browser are required.
@@ -61,13 +62,16 @@ type DispatcherConfig struct {
 func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{engine: cfg.Engine, browser: cfg.Browser, policy: cfg.Policy, audit: cfg.Audit, now: time.Now}
 	d.maxUpload = cfg.MaxUploadBytes
+	d.jobs = newJobs()
 	d.pages = newPageStates(cfg.Engine)
 	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d
 }
 
-// Close stops following the engine's events.
+// Close stops following the engine's events and stops every batch job,
+// waiting for its goroutine.
 func (d *Dispatcher) Close() {
+	d.jobs.close()
 	d.sites.close()
 	d.pages.close()
 }
@@ -86,6 +90,11 @@ func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool
 func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) (Result, consent.TabID) {
 	if conv == "" {
 		return fail(consent.Errorf(consent.CodeMissingSession, consent.NextListTabs, "this call carries no conversation identity")), ""
+	}
+	if tool != "browser_job" && tool != "browser_tabs" {
+		if err := d.jobs.pending(conv); err != nil {
+			return fail(err), ""
+		}
 	}
 	switch tool {
 	case "browser_tabs":
@@ -132,6 +141,18 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 			return fail(err), ""
 		}
 		return d.upload(ctx, conv, a)
+	case "browser_batch":
+		var a BatchArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.batch(ctx, conv, a)
+	case "browser_job":
+		var a JobArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.job(conv, a), ""
 	case "webmcp_list_tools":
 		var a ListToolsArgs
 		if err := decode(args, &a); err != nil {

@@ -102,6 +102,22 @@ var Specs = []ToolSpec{
 		Args: UploadArgs{},
 	},
 	{
+		Name:  "browser_batch",
+		Title: "Run a reviewed plan of actions",
+		Description: "Submit a plan of 1 to 20 steps on one of your tabs, each an act (click, fill and select by ref from your latest observation; key; scroll) or a verify. The person reviews the whole plan once (\"Allow these N actions\", every step listed); then the steps run in the background and you get a jobId." +
+			" Before each step the console re-observes and checks the step's target still has the role and name it had when you planned; if not, the job stops there." +
+			" Until the job ends, your other calls fail job_pending: poll browser_job. Do not plan steps whose targets only appear after earlier steps." + descUncertain + descHandoff + descTabID,
+		Args: BatchArgs{},
+	},
+	{
+		Name:  "browser_job",
+		Title: "Read or cancel a plan's job",
+		Description: "Read the status of a job from browser_batch (running, done, failed or cancelled) with each step's result, or ask it to stop with cancel:true." +
+			" Cancelling is cooperative: the job stops before its next step; a step already sent is never undone. A step with mayHaveChangedState:true may have happened: observe before anything else." +
+			" Only the last 50 jobs are kept (job_unknown after that)." + descUntrusted,
+		Args: JobArgs{},
+	},
+	{
 		Name:  "webmcp_list_tools",
 		Title: "List a page's site tools",
 		Description: "List the tools the website in one of your tabs offers to agents (WebMCP): toolId, name, title, description, inputSchema, annotations, origin, and rejectedTools the console refused to expose." +
@@ -167,6 +183,8 @@ func (s ToolSpec) InputSchema() (*jsonschema.Schema, error) {
 		set(prop("action", "key"), func(p *jsonschema.Schema) { p.Enum = schemaActKeys })
 		set(prop("action", "deltaY"), minmax(-1200, 1200))
 		set(prop("action", "text"), func(p *jsonschema.Schema) { n := 8000; p.MaxLength = &n })
+	case "browser_batch":
+		set(prop("steps"), func(p *jsonschema.Schema) { lo, hi := 1, MaxBatchSteps; p.MinItems, p.MaxItems = &lo, &hi })
 	case "browser_verify":
 		set(prop("assertion"), func(p *jsonschema.Schema) {
 			p.Enum = []any{"text_contains", "text_absent", "url_is", "title_contains", "element_visible"}

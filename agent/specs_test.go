@@ -9,7 +9,7 @@ import (
 
 func TestSpecsCoverTheToolSurface(t *testing.T) {
 	want := []string{"browser_tabs", "browser_open", "browser_navigate", "browser_observe", "browser_act",
-		"browser_verify", "browser_handoff", "browser_upload", "webmcp_list_tools", "webmcp_call_tool"}
+		"browser_verify", "browser_handoff", "browser_upload", "browser_batch", "browser_job", "webmcp_list_tools", "webmcp_call_tool"}
 	var got []string
 	readOnly := map[string]bool{}
 	for _, s := range Specs {

@@ -1,0 +1,519 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tabwarden/tabwarden/browser/dom"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// Batch limits (DESIGN §5).
+const (
+	MaxBatchSteps = 20
+	keptJobs      = 50
+)
+
+// Job statuses of browser_job.
+const (
+	JobRunning   = "running"
+	JobDone      = "done"
+	JobFailed    = "failed"
+	JobCancelled = "cancelled"
+)
+
+// jobs holds the batch jobs of one Dispatcher.
+//
+// Invariants:
+//   - A job runs in a goroutine owned by the dispatcher, under the
+//     dispatcher's context, never the submitting call's: a client that goes
+//     away after the plan was approved does not stop or orphan the job, and
+//     Close cancels every job and waits for its goroutine.
+//   - A conversation has at most one running job; while it runs, its other
+//     calls (but browser_job and browser_tabs) fail job_pending, and the
+//     failure names the job, so a client that lost the submit's answer
+//     still learns its jobId and never needs to resubmit. That is why no
+//     conversation is ever frozen with job_unknown: the console itself
+//     always knows whether the plan started.
+//   - Each step runs as its own engine op (busy, take-over, operator cancel
+//     and the op deadline apply per step); the plan's approval stands in for
+//     each step's "Allow once", and nothing else.
+//   - Cancel is cooperative: it stops before the next step and cancels the
+//     running step's context; a step whose input was already dispatched is
+//     reported dispatched and is never undone or repeated.
+//   - The last keptJobs finished jobs are kept (running ones always are).
+type jobs struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	byID   map[string]*job
+	order  []string // job ids, oldest first
+	active map[consent.ConversationID]*job
+
+	// beforeStep, when a test sets it, runs before each step starts.
+	beforeStep func(i int)
+}
+
+func newJobs() *jobs {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &jobs{ctx: ctx, cancel: cancel, byID: map[string]*job{}, active: map[consent.ConversationID]*job{}}
+}
+
+func (js *jobs) close() {
+	js.cancel()
+	js.wg.Wait()
+}
+
+// pending fails job_pending while conv has a running job.
+func (js *jobs) pending(conv consent.ConversationID) error {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if j := js.active[conv]; j != nil {
+		return consent.Errorf(consent.CodeJobPending, consent.NextNone,
+			"batch job %s is still running: call browser_job {jobId:%q} until it is done, failed or cancelled (or cancel it)", j.id, j.id)
+	}
+	return nil
+}
+
+type job struct {
+	id     string
+	conv   consent.ConversationID
+	tab    consent.TabID
+	origin string
+	plan   []plannedStep
+	stop   bool // stopOnError
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// Guarded by jobs.mu.
+	status    string
+	cancelled bool
+	steps     []StepResult
+}
+
+// plannedStep is one step as the operator approved it.
+type plannedStep struct {
+	act    *dom.Action
+	verify *BatchVerify
+	// role and name of the act's ref target in the plan-time observation.
+	role, name string
+}
+
+// StepResult is one step of browser_job's answer. Evidence is site content.
+type StepResult struct {
+	Index               int    `json:"index"`
+	Type                string `json:"type"` // act or verify
+	Status              string `json:"status"`
+	Dispatched          bool   `json:"dispatched"`
+	MayHaveChangedState bool   `json:"mayHaveChangedState,omitempty"`
+	Outcome             string `json:"outcome,omitempty"`
+	Verified            *bool  `json:"verified,omitempty"`
+	Evidence            string `json:"evidence,omitempty"`
+	Code                string `json:"code,omitempty"`
+	Error               string `json:"error,omitempty"`
+}
+
+// Step statuses.
+const (
+	stepPending = "pending"
+	stepRunning = "running"
+	stepDone    = "done"
+	stepFailed  = "failed"
+	stepSkipped = "skipped"
+)
+
+func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a BatchArgs) (Result, consent.TabID) {
+	if len(a.Steps) == 0 || len(a.Steps) > MaxBatchSteps {
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "a batch has 1 to %d steps, not %d", MaxBatchSteps, len(a.Steps))), ""
+	}
+	for i, s := range a.Steps {
+		if err := checkStep(s); err != nil {
+			return fail(consent.Errorf(consent.CodeOf(err), consent.NextNone, "step %d: %s", i+1, errMessage(err))), ""
+		}
+	}
+	tab, err := d.resolveTab(conv, a.TabID)
+	if err != nil {
+		return fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "batch")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	dt, origin, err := d.readable(op, conv, tab)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	// Refs are stable within a document, so the plan names each target by
+	// what it is now; every step re-checks that before it runs.
+	targets, err := planTargets(op.Context(), dt)
+	if err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	plan := make([]plannedStep, len(a.Steps))
+	review := make([]consent.Action, len(a.Steps))
+	for i, s := range a.Steps {
+		if s.Verify != nil {
+			v := *s.Verify
+			plan[i] = plannedStep{verify: &v}
+			review[i] = consent.Action{Type: "verify", Assertion: v.Assertion, Text: v.Value}
+			continue
+		}
+		act := domAction(*s.Action)
+		ps := plannedStep{act: &act}
+		if act.Ref != "" {
+			e, found := targets[act.Ref]
+			if !found {
+				return fail(consent.Errorf(consent.CodeStaleElement, consent.NextObserve, "step %d: element %s is not in the page", i+1, act.Ref)), tab
+			}
+			if e.Sensitive {
+				return fail(consent.Errorf(consent.CodeSignInRequired, consent.NextNone, "step %d: password, one-time-code and file inputs are the operator's: ask for a take-over (browser_handoff)", i+1)), tab
+			}
+			ps.role, ps.name = e.Role, e.Name
+		}
+		plan[i] = ps
+		review[i] = consent.Action{
+			Type: consent.ActionType(act.Type), Ref: act.Ref, Role: ps.role, Name: ps.name,
+			Text: act.Text, Value: act.Value, Label: act.Label, Key: act.Key, DeltaY: int(act.DeltaY),
+		}
+	}
+	if err := d.engine.Ask(op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
+		Plan: review, Recheck: d.sameOrigin(tab, origin),
+	}); err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	j, err := d.jobs.start(conv, tab, origin, plan, a.StopOnError == nil || *a.StopOnError)
+	if err != nil {
+		return fail(err), tab
+	}
+	// The plan op ends when this call returns; the job's steps take the tab
+	// one op at a time, and job_pending keeps the conversation's other
+	// calls out in between.
+	d.jobs.wg.Add(1)
+	go func() {
+		defer d.jobs.wg.Done()
+		d.runJob(j)
+	}()
+	return ok(map[string]any{"jobId": j.id, "status": JobRunning, "steps": len(plan), "next": "browser_job"}), tab
+}
+
+func (js *jobs) start(conv consent.ConversationID, tab consent.TabID, origin string, plan []plannedStep, stop bool) (*job, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ctx, cancel := context.WithCancel(js.ctx)
+	j := &job{
+		id: "job-" + hex.EncodeToString(b[:]), conv: conv, tab: tab, origin: origin, plan: plan, stop: stop,
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), status: JobRunning, steps: make([]StepResult, len(plan)),
+	}
+	for i, p := range plan {
+		j.steps[i] = StepResult{Index: i + 1, Type: "act", Status: stepPending}
+		if p.verify != nil {
+			j.steps[i].Type = "verify"
+		}
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.ctx.Err() != nil {
+		cancel()
+		return nil, consent.Errorf(consent.CodeCanceled, consent.NextNone, "the console is shutting down")
+	}
+	if cur := js.active[conv]; cur != nil {
+		cancel()
+		return nil, consent.Errorf(consent.CodeJobPending, consent.NextNone, "batch job %s is still running", cur.id)
+	}
+	js.byID[j.id] = j
+	js.order = append(js.order, j.id)
+	js.active[conv] = j
+	js.evictLocked()
+	return j, nil
+}
+
+func (js *jobs) evictLocked() {
+	for len(js.order) > keptJobs {
+		evicted := false
+		for i, id := range js.order {
+			if js.byID[id].status != JobRunning {
+				delete(js.byID, id)
+				js.order = append(js.order[:i:i], js.order[i+1:]...)
+				evicted = true
+				break
+			}
+		}
+		if !evicted {
+			return
+		}
+	}
+}
+
+// runJob runs the plan's steps in order and always ends the job.
+func (d *Dispatcher) runJob(j *job) {
+	defer j.cancel()
+	final := JobDone
+	for i := range j.plan {
+		if d.jobs.beforeStep != nil {
+			d.jobs.beforeStep(i)
+		}
+		d.jobs.mu.Lock()
+		stopped := j.cancelled || j.ctx.Err() != nil
+		if !stopped {
+			j.steps[i].Status = stepRunning
+		}
+		d.jobs.mu.Unlock()
+		if stopped {
+			final = JobCancelled
+			break
+		}
+		res, fatal := d.runStep(j, i)
+		d.jobs.mu.Lock()
+		j.steps[i] = res
+		cancelled := j.cancelled
+		d.jobs.mu.Unlock()
+		if res.Status == stepDone {
+			continue
+		}
+		if res.Code == string(consent.CodeCanceled) {
+			final = JobCancelled
+			break
+		}
+		final = JobFailed
+		if fatal || j.stop || cancelled {
+			break
+		}
+	}
+	d.jobs.finish(j, final)
+}
+
+func (js *jobs) finish(j *job, status string) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	for i := range j.steps {
+		if j.steps[i].Status == stepPending || j.steps[i].Status == stepRunning {
+			j.steps[i].Status = stepSkipped
+		}
+	}
+	j.status = status
+	if js.active[j.conv] == j {
+		delete(js.active, j.conv)
+	}
+	close(j.done)
+}
+
+// stopsAJob are failures after which no later step can mean what the
+// operator approved, whatever stopOnError says.
+var stopsAJob = map[consent.Code]bool{
+	consent.CodeCanceled: true, consent.CodePaused: true, consent.CodeTabClosed: true,
+	consent.CodeWrongConversation: true, consent.CodePageChanged: true, consent.CodeWebsiteBlocked: true,
+	consent.CodeBrowserUnavailable: true, consent.CodeTimeout: true,
+}
+
+// runStep runs step i as its own op: same origin as approved, a fresh
+// internal observation, the target's role and name as approved, then the
+// input. It reports whether the failure must stop the job regardless of
+// stopOnError.
+func (d *Dispatcher) runStep(j *job, i int) (StepResult, bool) {
+	ps := j.plan[i]
+	r := StepResult{Index: i + 1, Type: "act"}
+	if ps.verify != nil {
+		r.Type = "verify"
+	}
+	failed := func(err error) (StepResult, bool) {
+		var ce *consent.Error
+		if !errors.As(err, &ce) {
+			ce = &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: err.Error()}
+		}
+		r.Status, r.Code, r.Error = stepFailed, string(ce.Code), ce.Message
+		r.Dispatched = ce.Dispatched
+		r.MayHaveChangedState = ce.Dispatched || ce.MayHaveChangedState
+		return r, r.MayHaveChangedState || stopsAJob[ce.Code]
+	}
+	op, err := d.engine.Begin(j.ctx, j.conv, j.tab, fmt.Sprintf("batch step %d/%d", i+1, len(j.plan)))
+	if err != nil {
+		if j.ctx.Err() != nil {
+			err = consent.Errorf(consent.CodeCanceled, consent.NextNone, "the job was stopped")
+		}
+		return failed(err)
+	}
+	defer op.End()
+	if err := d.sameOrigin(j.tab, j.origin)(); err != nil {
+		return failed(err)
+	}
+	dt, _, err := d.readable(op, j.conv, j.tab)
+	if err != nil {
+		return failed(opErr(op, err))
+	}
+	obs, err := dt.Observe(op.Context(), dom.ObserveRequest{})
+	if err != nil {
+		return failed(opErr(op, err))
+	}
+	if ps.verify != nil {
+		vr, err := dt.Verify(op.Context(), ps.verify.Assertion, ps.verify.Value)
+		if err != nil {
+			return failed(opErr(op, err))
+		}
+		r.Verified, r.Evidence = &vr.Verified, vr.Evidence
+		r.Status = stepDone
+		if !vr.Verified {
+			r.Status = stepFailed
+		}
+		return r, false
+	}
+	prep, err := dt.Prepare(op.Context(), obs.ID, *ps.act)
+	if err != nil {
+		return failed(opErr(op, err))
+	}
+	if ps.act.Ref != "" && (prep.Target == nil || prep.Target.Role != ps.role || prep.Target.Name != ps.name) {
+		prep.Release()
+		now := "gone"
+		if prep.Target != nil {
+			now = prep.Target.Role + " " + quoted(prep.Target.Name)
+		}
+		return failed(consent.Errorf(consent.CodePageChanged, consent.NextObserveBeforeRetry,
+			"step %d: target %s is now %s, the approved plan named %s %s; the job stopped before touching it",
+			i+1, ps.act.Ref, now, ps.role, quoted(ps.name)))
+	}
+	receipt, err := prep.Dispatch(op.Context())
+	if err != nil {
+		return failed(opErr(op, err))
+	}
+	r.Status, r.Dispatched, r.Outcome = stepDone, receipt.Dispatched, receipt.Outcome
+	return r, false
+}
+
+func quoted(s string) string { return fmt.Sprintf("%q", s) }
+
+// job answers browser_job: the job's status and steps, and a cancel request.
+func (d *Dispatcher) job(conv consent.ConversationID, a JobArgs) Result {
+	js := d.jobs
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j := js.byID[a.JobID]
+	if j == nil {
+		return fail(consent.Errorf(consent.CodeJobUnknown, consent.NextObserve,
+			"no job %q: only the last %d jobs are kept, in memory; observe the page to see what happened", a.JobID, keptJobs))
+	}
+	if j.conv != conv {
+		return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that job belongs to another conversation"))
+	}
+	if a.Cancel && j.status == JobRunning {
+		// Cooperative: the step under way finishes (or fails) on its own;
+		// nothing after it starts.
+		j.cancelled = true
+	}
+	steps := append([]StepResult(nil), j.steps...)
+	fields := map[string]any{"jobId": j.id, "status": j.status, "steps": steps, "trust": TrustUntrusted}
+	if j.status == JobRunning && j.cancelled {
+		fields["cancelRequested"] = true
+	}
+	if j.status != JobRunning {
+		fields["next"] = string(consent.NextObserve)
+	}
+	return ok(fields)
+}
+
+// planTargets reads every element of the page once, at plan time.
+func planTargets(ctx context.Context, dt *dom.Tab) (map[string]dom.Element, error) {
+	out := map[string]dom.Element{}
+	req := dom.ObserveRequest{}
+	for page := 0; page < 16; page++ {
+		obs, err := dt.Observe(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range obs.Elements {
+			out[e.Ref] = e
+		}
+		if obs.NextCursor == "" {
+			break
+		}
+		req = dom.ObserveRequest{Cursor: obs.NextCursor}
+	}
+	return out, nil
+}
+
+// checkStep validates a step's shape before anything touches the page.
+func checkStep(s BatchStep) error {
+	if (s.Action == nil) == (s.Verify == nil) {
+		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "give action or verify, not both")
+	}
+	if v := s.Verify; v != nil {
+		if strings.TrimSpace(v.Value) == "" {
+			return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "an assertion needs a non-empty value")
+		}
+		switch v.Assertion {
+		case dom.TextContains, dom.TextAbsent, dom.URLIs, dom.TitleContains, dom.ElementVisible:
+			return nil
+		}
+		return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")
+	}
+	a := s.Action
+	bad := func(format string, args ...any) error {
+		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, format, args...)
+	}
+	if a.X != nil || a.Y != nil {
+		if a.Type == "click" {
+			return bad("a batch clicks by ref only: pixels cannot be re-checked before each step")
+		}
+	}
+	switch a.Type {
+	case "click", "fill", "select":
+		if a.Ref == "" {
+			return bad("%s needs ref", a.Type)
+		}
+	case "key":
+		if !validKey(a.Key) {
+			return consent.Errorf(consent.CodeInvalidKey, consent.NextNone, "key must be one of Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home, End")
+		}
+	case "scroll":
+		if a.DeltaY == nil || *a.DeltaY == 0 || *a.DeltaY < -dom.MaxScroll || *a.DeltaY > dom.MaxScroll {
+			return consent.Errorf(consent.CodeInvalidScroll, consent.NextNone, "deltaY must be non-zero and within [-%d, %d]", dom.MaxScroll, dom.MaxScroll)
+		}
+	default:
+		return bad("unknown action type %q (click, fill, select, key, scroll)", a.Type)
+	}
+	if a.Type == "fill" && utf8.RuneCountInString(a.Text) > dom.MaxFillChars {
+		return bad("fill text is longer than %d characters", dom.MaxFillChars)
+	}
+	if a.Type == "select" && a.Value == "" && a.Label == "" {
+		return bad("select needs value or label")
+	}
+	return nil
+}
+
+func validKey(k string) bool {
+	for _, v := range schemaActKeys {
+		if strings.EqualFold(v.(string), strings.TrimSpace(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// domAction is the dom form of an act action.
+func domAction(a ActAction) dom.Action {
+	out := dom.Action{
+		Type: a.Type, Ref: a.Ref, X: a.X, Y: a.Y,
+		Text: a.Text, Value: a.Value, Label: a.Label, Key: a.Key,
+	}
+	if a.DeltaY != nil {
+		out.DeltaY = float64(*a.DeltaY)
+	}
+	return out
+}
+
+func errMessage(err error) string {
+	var ce *consent.Error
+	if errors.As(err, &ce) {
+		return ce.Message
+	}
+	return err.Error()
+}

@@ -1,0 +1,226 @@
+package agent_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+func fillStep(ref, text string) map[string]any {
+	return map[string]any{"action": map[string]any{"type": "fill", "ref": ref, "text": text}}
+}
+
+// submitBatch submits steps, approves the one plan review and returns the jobId.
+func (e *e2e) submitBatch(tab string, steps []map[string]any) (string, consent.Review) {
+	e.t.Helper()
+	p := e.start("browser_batch", map[string]any{"tabId": tab, "steps": steps})
+	r := e.op.approve(consent.KindPlan, e.site.URL)
+	got := wantOK(e.t, p.result())
+	id, _ := got["jobId"].(string)
+	if id == "" {
+		e.t.Fatalf("batch returned no jobId: %v", got)
+	}
+	return id, r
+}
+
+// awaitJob waits for the job to end and returns browser_job's answer.
+func (e *e2e) awaitJob(id string) map[string]any {
+	e.t.Helper()
+	done := e.d.JobDone(id)
+	if done == nil {
+		e.t.Fatalf("job %s unknown to the dispatcher", id)
+	}
+	select {
+	case <-done:
+	case <-e.ctx.Done():
+		e.t.Fatalf("job %s never ended", id)
+	}
+	return wantOK(e.t, e.call("browser_job", map[string]any{"jobId": id}))
+}
+
+func batchRecords(e *e2e) []url.Values {
+	var out []url.Values
+	for _, r := range e.site.Requests() {
+		if r.Path == "/record" && strings.Contains(r.Query, "from=batch") {
+			q, _ := url.ParseQuery(r.Query)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func TestE2EBatchOneReviewFourEffects(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	steps := []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
+		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
+	}
+	actionsBefore := reviewsShown(e.conv, consent.KindAction)
+	id, r := e.submitBatch(tab, steps)
+	if len(r.Plan) != 4 || r.Plan[1].Name != "Second" || r.Plan[1].Text != "beta" || r.Plan[3].Type != consent.ActionClick {
+		t.Errorf("plan review lists %+v, want the 4 steps with their targets", r.Plan)
+	}
+	job := e.awaitJob(id)
+	if job["status"] != "done" {
+		t.Fatalf("job = %v", job)
+	}
+	steps2, _ := job["steps"].([]any)
+	if len(steps2) != 4 {
+		t.Fatalf("job steps = %v", job["steps"])
+	}
+	for _, s := range steps2 {
+		if s.(map[string]any)["status"] != "done" || s.(map[string]any)["dispatched"] != true {
+			t.Errorf("step %v", s)
+		}
+	}
+	if _, err := e.site.WaitFor(e.ctx, func(r fixture.Request) bool { return strings.Contains(r.Query, "from=batch") }); err != nil {
+		t.Fatal(err)
+	}
+	recs := batchRecords(e)
+	if len(recs) != 1 {
+		t.Fatalf("the form was submitted %d times, want 1", len(recs))
+	}
+	if q := recs[0]; q.Get("a") != "alpha" || q.Get("b") != "beta" || q.Get("c") != "gamma" {
+		t.Errorf("the site received %v", q)
+	}
+	if n := reviewsShown(e.conv, consent.KindPlan); n != 1 {
+		t.Errorf("%d plan reviews, want 1", n)
+	}
+	if n := reviewsShown(e.conv, consent.KindAction) - actionsBefore; n != 0 {
+		t.Errorf("%d per-action reviews during a plan, want 0", n)
+	}
+	// Jobs are their conversation's own; unknown ids are job_unknown.
+	other := e.otherConv("other")
+	wantFail(t, e.callAs(other, "browser_job", map[string]any{"jobId": id}), consent.CodeWrongConversation, false)
+	wantFail(t, e.call("browser_job", map[string]any{"jobId": "job-nope"}), consent.CodeJobUnknown, false)
+}
+
+func TestE2EBatchStopsWhenATargetChanged(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/e2e/batch.html?rename=1")
+	_, snap := e.observe(tab, true)
+	steps := []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
+		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
+	}
+	id, _ := e.submitBatch(tab, steps)
+	job := e.awaitJob(id)
+	if job["status"] != "failed" {
+		t.Fatalf("job = %v", job)
+	}
+	st, _ := job["steps"].([]any)
+	want := []string{"done", "failed", "skipped", "skipped"}
+	for i, s := range st {
+		m := s.(map[string]any)
+		if m["status"] != want[i] {
+			t.Errorf("step %d status %v, want %s", i+1, m["status"], want[i])
+		}
+	}
+	second := st[1].(map[string]any)
+	if second["code"] != string(consent.CodePageChanged) || second["dispatched"] != false ||
+		!strings.Contains(second["error"].(string), "Renamed") {
+		t.Errorf("step 2 = %v, want the mismatch reported undispatched", second)
+	}
+	// Step 2 was never typed and the form never sent.
+	_, snap = e.observe(tab, false)
+	if !strings.Contains(snap, `"First" value="alpha"`) || strings.Contains(snap, "beta") {
+		t.Errorf("page after the stopped job:\n%s", snap)
+	}
+	if n := len(batchRecords(e)); n != 0 {
+		t.Errorf("the form was submitted %d times", n)
+	}
+}
+
+func TestE2EBatchPendingAndCooperativeCancel(t *testing.T) {
+	e := newE2E(t)
+	held := make(chan int)
+	release := make(chan struct{})
+	e.d.SetBeforeStep(func(i int) {
+		if i == 1 {
+			held <- i
+			<-release
+		}
+	})
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	id, _ := e.submitBatch(tab, []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+	})
+	<-held // step 1 ran; step 2 waits
+	res := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeJobPending, false)
+	if !strings.Contains(res["error"].(string), id) {
+		t.Errorf("job_pending does not name the job: %v", res["error"])
+	}
+	wantFail(t, e.call("browser_batch", map[string]any{"tabId": tab, "steps": []map[string]any{fillStep("e1", "x")}}), consent.CodeJobPending, false)
+	running := wantOK(t, e.call("browser_job", map[string]any{"jobId": id, "cancel": true}))
+	if running["status"] != "running" || running["cancelRequested"] != true {
+		t.Errorf("cancel answer = %v", running)
+	}
+	close(release)
+	job := e.awaitJob(id)
+	st, _ := job["steps"].([]any)
+	if job["status"] != "cancelled" || st[0].(map[string]any)["status"] != "done" || st[1].(map[string]any)["status"] != "skipped" {
+		t.Fatalf("job after cancel = %v", job)
+	}
+	// The dispatched step stays done; the conversation is free again.
+	_, snap = e.observe(tab, false)
+	if !strings.Contains(snap, `"First" value="alpha"`) || strings.Contains(snap, "beta") {
+		t.Errorf("page after the cancelled job:\n%s", snap)
+	}
+}
+
+// Close stops a running job and waits for its goroutine: no job outlives
+// the dispatcher that owns it.
+func TestE2EBatchCloseStopsTheJob(t *testing.T) {
+	e := newE2E(t)
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: e.eng, Browser: e.br})
+	e.d, d = d, e.d
+	defer func() { e.d = d }()
+	held := make(chan int)
+	release := make(chan struct{})
+	e.d.SetBeforeStep(func(i int) {
+		if i == 1 {
+			held <- i
+			<-release
+		}
+	})
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	id, _ := e.submitBatch(tab, []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+	})
+	done := e.d.JobDone(id)
+	<-held
+	closed := make(chan struct{})
+	go func() {
+		e.d.Close()
+		close(closed)
+	}()
+	close(release)
+	select {
+	case <-closed:
+	case <-e.ctx.Done():
+		t.Fatal("Close did not return while a job ran")
+	}
+	select {
+	case <-done:
+	default:
+		t.Fatal("Close returned before the job ended")
+	}
+	_, snap = e.observe(tab, false)
+	if strings.Contains(snap, "beta") {
+		t.Errorf("a step ran after Close:\n%s", snap)
+	}
+}
