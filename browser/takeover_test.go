@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -135,4 +136,28 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 	if n := a.Total(); n != before {
 		t.Fatalf("a denied navigation after resume reached the site")
 	}
+}
+
+// Take-over stops what the agent's page was still loading: the pending
+// request is dropped by Chromium, which the server sees.
+func TestTakeOverStopsLoading(t *testing.T) {
+	a := fixture.Start(t)
+	e := launch(t, nil)
+	tab := e.newTab(t)
+	// The op's context, which the engine would cancel at take-over.
+	op, cancel := context.WithCancel(testCtx(t))
+	done := e.navigate(op, tab, a.URL+"/slow.html")
+	e.gate.expectAsk(t, a.URL).reply <- nil
+	if _, err := a.WaitPath(testCtx(t), "/slow"); err != nil {
+		t.Fatal(err)
+	}
+	e.gate.mu.Lock()
+	e.gate.paused[conv] = true
+	e.gate.mu.Unlock()
+	e.gate.emit(consent.Event{Kind: consent.EventTakeOver, Conversation: conv})
+	if err := a.WaitAborted(testCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
 }
