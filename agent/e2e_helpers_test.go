@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	if shared.br != nil {
 		_ = shared.br.Close()
 	}
+	closing.Wait()
 	if shared.eng != nil {
 		shared.eng.Close()
 	}
@@ -113,7 +114,7 @@ func newE2E(t *testing.T, opts ...e2eOption) *e2e {
 		t: t, ctx: ctx, eng: shared.eng, br: shared.br,
 		log:  &audit.Memory{},
 		conv: consent.ConversationID("e2e-" + t.Name()),
-		site: fixture.Start(t),
+		site: newSite(t),
 	}
 	e.eng.AddConversation(e.conv, t.Name())
 	// The conversation must be the selected one for its reviews to come on
@@ -564,7 +565,27 @@ func mustPolicy(t *testing.T, origins ...string) *policy.Policy {
 	return p
 }
 
-func newSite(t *testing.T) *fixture.Server { return fixture.Start(t) }
+// newSite starts a fixture origin for one test. Its Close waits up to 5 s
+// for the sockets Chromium preconnects and never uses (net/http counts a
+// connection without a request as idle only after 5 s), so servers close in
+// the background and TestMain waits for them after Chromium is gone.
+func newSite(t *testing.T) *fixture.Server {
+	t.Helper()
+	s, err := fixture.New()
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	t.Cleanup(func() {
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			s.Close()
+		}()
+	})
+	return s
+}
+
+var closing sync.WaitGroup
 
 func consentTab(id string) consent.TabID { return consent.TabID(id) }
 
