@@ -526,9 +526,9 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 	}
 	e.eng.Select(e.conv, r.Tab)
 	e.op.approve(consent.KindNavigation, e.site.URL)
-	// Wait on the URL only: a popup's Loading flag is never cleared (see
-	// the loading check at the end).
-	e.waitTab(r.Tab, "showed the page", func(ts consent.TabState) bool { return ts.URL == e.site.URL+actPage })
+	e.waitTab(r.Tab, "finished loading the page", func(ts consent.TabState) bool {
+		return ts.URL == e.site.URL+actPage && !ts.Loading && ts.Title == "Dispatch checks"
+	})
 	obj := wantOK(t, e.call("browser_tabs", nil))
 	tabs, _ := obj["tabs"].([]any)
 	var popup map[string]any
@@ -537,7 +537,7 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 			popup = m
 		}
 	}
-	if len(tabs) != 2 || popup == nil || popup["openerTabId"] != tab {
+	if len(tabs) != 2 || popup == nil || popup["openerTabId"] != tab || popup["status"] != "idle" || popup["title"] != "Dispatch checks" {
 		t.Fatalf("tabs after the popup: %v", tabs)
 	}
 	// The read grant is the conversation's, per origin: the popup is readable.
@@ -546,9 +546,6 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 	// A foreign conversation cannot touch the popup either.
 	intruder := e.otherConv("intruder")
 	wantFail(t, e.callAs(intruder, "browser_observe", map[string]any{"tabId": string(r.Tab)}), consent.CodeWrongConversation, false)
-	if popup["status"] == "loading" {
-		knownGap(t, "browser/: a popup's tab stays status loading after its page loaded: the hook sets loading on the navigation grant and only lifecycle events of a registry session clear it, which popups never get")
-	}
 }
 
 // A background open does not steal the operator's screen: its review waits
@@ -580,21 +577,21 @@ func TestE2ETabsListsOwnedTabs(t *testing.T) {
 		t.Fatalf("fresh conversation: %v", obj)
 	}
 	tab := e.open(actPage)
+	// The title is read from the document after load; it may trail the
+	// open's answer by an event.
+	e.waitTab(consentTab(tab), "showed its title", func(ts consent.TabState) bool { return ts.Title == "Dispatch checks" })
 	obj = wantOK(t, e.call("browser_tabs", nil))
 	tabs, _ := obj["tabs"].([]any)
 	if len(tabs) != 1 {
 		t.Fatalf("tabs %v", tabs)
 	}
 	m, _ := tabs[0].(map[string]any)
-	if m["tabId"] != tab || m["url"] != e.site.URL+actPage || m["visible"] != true ||
+	if m["tabId"] != tab || m["url"] != e.site.URL+actPage || m["title"] != "Dispatch checks" || m["visible"] != true ||
 		m["status"] != "idle" || m["operation"] != "" || obj["trust"] != "untrusted-site-content" {
 		t.Fatalf("tab entry %v", m)
 	}
 	if _, has := m["openerTabId"]; has {
 		t.Fatalf("a tab the agent opened has an opener: %v", m)
-	}
-	if m["title"] != "Dispatch checks" {
-		knownGap(t, "browser/: the tab title stays the URL (%v) after the page loaded: the registry takes titles only from Target.targetInfoChanged", m["title"])
 	}
 }
 
