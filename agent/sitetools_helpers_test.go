@@ -1,0 +1,547 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden"
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/webmcp"
+)
+
+// The site-tool end-to-end tests run the DESIGN §10 site-tool steps through
+// agent.Dispatcher against a real Chromium, once with native WebMCP and once
+// with the polyfill (Chromium launched without the feature). Each mode has
+// one Chromium and one consent engine for the whole test binary run of
+// TestSiteTools (the machine is small); each subtest has its own
+// conversation, Dispatcher and fixture server, so its own grants, tabs and
+// request counters. The witnesses are the fixture server (what reached the
+// site) and the engine (which review is on screen); the tests wait on their
+// signals, never on a clock.
+
+// siteReviewDelay is the key-ahead guard here; siteOperator waits it out as
+// a person would.
+const siteReviewDelay = 20 * time.Millisecond
+
+// siteServer serves testdata/site/webmcp at its root on 127.0.0.1 (the pages
+// name /record, /session and /frame-tool.html from the root) and witnesses
+// every request. It is not browser/fixture because the site-tool pages
+// need answers that server does not give: /record must answer JSON with
+// the running count (save_draft reads it), /session a JSON note holding
+// the canary secret, and frame documents may ask for Permissions-Policy
+// tools=() with ?pp=none.
+type siteServer struct {
+	URL    string
+	canary string
+
+	mu      sync.Mutex
+	paths   []string // "METHOD /path", in arrival order
+	records int
+	changed chan struct{} // closed and replaced on each request
+}
+
+func startSiteServer(t *testing.T) *siteServer {
+	t.Helper()
+	site, err := fs.Sub(tabwarden.Site, "testdata/site/webmcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &siteServer{canary: "CANARY-SESSION-" + randomHex(t, 12), changed: make(chan struct{})}
+	files := http.FileServerFS(site)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/record", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		s.mu.Lock()
+		s.records++
+		n := s.records
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"saved":%d}`, n)
+	})
+	mux.HandleFunc("/session", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"note":%q}`, s.canary)
+	})
+	for _, p := range []string{"/cancelled", "/slow-started", "/frame-done", "/hostile-ready"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("pp") == "none" {
+			w.Header().Set("Permissions-Policy", "tools=()")
+		}
+		files.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.URL = "http://" + ln.Addr().String()
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.paths = append(s.paths, r.Method+" "+r.URL.Path)
+		close(s.changed)
+		s.changed = make(chan struct{})
+		s.mu.Unlock()
+		// A cached response would hide a request from the witness.
+		w.Header().Set("Cache-Control", "no-store")
+		mux.ServeHTTP(w, r)
+	})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close()
+		}
+		<-done
+	})
+	return s
+}
+
+// count is how many requests reached path (any method).
+func (s *siteServer) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.paths {
+		if _, got, _ := strings.Cut(p, " "); got == path {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *siteServer) total() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.paths)
+}
+
+func (s *siteServer) since(n int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.paths[n:]...)
+}
+
+// waitCount blocks until at least n requests reached path.
+func (s *siteServer) waitCount(t *testing.T, ctx context.Context, path string, n int) {
+	t.Helper()
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if s.count(path) >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("%d requests to %s never arrived (saw %d): %v", n, path, s.count(path), ctx.Err())
+		}
+	}
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := crand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", b)
+}
+
+// syncBuffer is an io.Writer several goroutines (loggers, transports) share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// siteWorld is one mode's Chromium and engine, shared by that mode's
+// subtests. Everything the console would write while they run goes to
+// places the tests can read back: the engine's and the dispatch's audit to
+// a real audit.FileLog file, the browser's (and, in the MCP test, the
+// server's) log lines to appLog.
+type siteWorld struct {
+	mode      webmcp.Mode
+	eng       *consent.Engine
+	br        *browser.Browser
+	auditPath string
+	audit     *audit.FileLog
+	appLog    *syncBuffer
+	logger    *slog.Logger
+
+	mu    sync.Mutex
+	shown map[consent.ConversationID][]consent.Review // every review that came on screen
+}
+
+// launchSiteWorld starts Chromium for mode. The native path is
+// browser.Launch as the console runs it (its base flags enable WebMCP); the
+// polyfill path adds --disable-features=WebMCP, which Launch merges into
+// its one --disable-features flag and which Chromium lets win over the
+// enable (the tests check the mode each tab actually got).
+func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
+	t.Helper()
+	if _, err := browser.FindChromium(""); err != nil {
+		t.Skipf("no Chromium on this machine: %v", err)
+	}
+	dir := t.TempDir()
+	w := &siteWorld{mode: mode, appLog: &syncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl"), shown: map[consent.ConversationID][]consent.Review{}}
+	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var err error
+	if w.audit, err = audit.Open(w.auditPath); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.audit.Close() })
+	// Generous review and op clocks: the machine may be slow, and every
+	// wait here ends on a signal, not on these.
+	w.eng = consent.New(consent.Config{
+		ReviewDelay: siteReviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit,
+	})
+	t.Cleanup(w.eng.Close)
+	stop := w.eng.Listen(func(ev consent.Event) {
+		if ev.Kind == consent.EventReviewShown && ev.Review != nil {
+			w.mu.Lock()
+			w.shown[ev.Review.Conversation] = append(w.shown[ev.Review.Conversation], *ev.Review)
+			w.mu.Unlock()
+		}
+	})
+	t.Cleanup(stop)
+	var flags []string
+	if mode == webmcp.ModePolyfill {
+		flags = []string{"--disable-features=WebMCP"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w.br, err = browser.Launch(ctx, browser.Options{
+		Headless: true, ProfileDir: filepath.Join(dir, "profile"), Gate: w.eng, Logger: w.logger, ExtraFlags: flags,
+	})
+	if err != nil {
+		t.Fatalf("launch Chromium (%s): %v", mode, err)
+	}
+	t.Cleanup(func() { _ = w.br.Close() })
+	return w
+}
+
+// reviewsShown lists the kinds of the reviews that came on screen for conv.
+func (w *siteWorld) reviewsShown(conv consent.ConversationID) []consent.ReviewKind {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []consent.ReviewKind
+	for _, r := range w.shown[conv] {
+		out = append(out, r.Kind)
+	}
+	return out
+}
+
+// siteRun is one subtest's conversation, Dispatcher and fixture site.
+type siteRun struct {
+	t    *testing.T
+	ctx  context.Context
+	w    *siteWorld
+	d    *agent.Dispatcher
+	conv consent.ConversationID
+	srv  *siteServer
+	op   *siteOperator
+}
+
+func (w *siteWorld) newRun(t *testing.T) *siteRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	r := &siteRun{
+		t: t, ctx: ctx, w: w, srv: startSiteServer(t),
+		conv: consent.ConversationID("site-" + t.Name()),
+		op:   &siteOperator{t: t, ctx: ctx, eng: w.eng},
+	}
+	w.eng.AddConversation(r.conv, t.Name())
+	w.eng.Select(r.conv, "")
+	r.d = agent.NewDispatcher(agent.DispatcherConfig{Engine: w.eng, Browser: w.br, Audit: w.audit})
+	t.Cleanup(func() {
+		closeConvTabs(w.br, r.conv)
+		r.d.Close()
+		w.eng.RemoveConversation(r.conv)
+	})
+	return r
+}
+
+func closeConvTabs(br *browser.Browser, conv consent.ConversationID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tab := range br.Tabs(conv) {
+		_ = br.CloseTab(ctx, conv, tab.ID)
+	}
+}
+
+// siteCall is a tool call running while the test plays the operator.
+type siteCall struct {
+	t   *testing.T
+	ctx context.Context
+	ch  chan agent.Result
+	res *agent.Result
+}
+
+func (r *siteRun) start(tool string, args any) *siteCall {
+	r.t.Helper()
+	raw := siteArgs(r.t, args)
+	c := &siteCall{t: r.t, ctx: r.ctx, ch: make(chan agent.Result, 1)}
+	go func() { c.ch <- r.d.Call(r.ctx, r.conv, tool, raw) }()
+	return c
+}
+
+// returned says, without waiting, whether the call has come back.
+func (c *siteCall) returned() bool {
+	if c.res != nil {
+		return true
+	}
+	select {
+	case res := <-c.ch:
+		c.res = &res
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *siteCall) result() agent.Result {
+	c.t.Helper()
+	if c.res != nil {
+		return *c.res
+	}
+	select {
+	case res := <-c.ch:
+		c.res = &res
+		return res
+	case <-c.ctx.Done():
+		c.t.Fatalf("tool call did not return: %v", c.ctx.Err())
+		return agent.Result{}
+	}
+}
+
+// quiet runs a call that must show no review: a review that comes up fails
+// the test and is denied so the call ends.
+func (r *siteRun) quiet(tool string, args any) agent.Result {
+	r.t.Helper()
+	changes, stop := r.w.eng.Changes()
+	defer stop()
+	before := len(r.w.reviewsShown(r.conv))
+	c := r.start(tool, args)
+	for {
+		if f := r.w.eng.Snapshot().Focused; f != nil && f.Conversation == r.conv {
+			r.t.Errorf("%s showed a %s review for %s; it must show none", tool, f.Kind, f.Origin)
+			r.op.decide(*f, false)
+		}
+		select {
+		case res := <-c.ch:
+			c.res = &res
+			if n := len(r.w.reviewsShown(r.conv)); n != before {
+				r.t.Errorf("%s showed %d reviews: %v", tool, n-before, r.w.reviewsShown(r.conv)[before:])
+			}
+			return res
+		case <-changes:
+		case <-r.ctx.Done():
+			r.t.Fatalf("%s did not return: %v", tool, r.ctx.Err())
+		}
+	}
+}
+
+func siteArgs(t *testing.T, args any) json.RawMessage {
+	t.Helper()
+	switch a := args.(type) {
+	case nil:
+		return nil
+	case string:
+		return json.RawMessage(a)
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// siteOperator is the person at the keyboard: it waits for a review to come
+// on screen and answers it, honouring the key-ahead guard.
+type siteOperator struct {
+	t   *testing.T
+	ctx context.Context
+	eng *consent.Engine
+}
+
+// await returns the review on screen once there is one; it must be of kind
+// for origin, since each step of these tests says which review it shows.
+func (o *siteOperator) await(kind consent.ReviewKind, origin string) consent.Review {
+	o.t.Helper()
+	changes, stop := o.eng.Changes()
+	defer stop()
+	for {
+		st := o.eng.Snapshot()
+		if f := st.Focused; f != nil {
+			if f.Kind != kind || f.Origin != origin {
+				o.t.Fatalf("review on screen is %s for %s (%q), want %s for %s", f.Kind, f.Origin, f.ApproveLabel, kind, origin)
+			}
+			return *f
+		}
+		select {
+		case <-changes:
+		case <-o.ctx.Done():
+			o.t.Fatalf("no %s review for %s came on screen (queue %d)", kind, origin, len(st.Queue))
+		}
+	}
+}
+
+// decide answers r; a press inside the key-ahead guard is ignored by the
+// engine (ErrTooEarly), so the operator waits it out and presses again.
+func (o *siteOperator) decide(r consent.Review, approve bool) {
+	o.t.Helper()
+	for {
+		if wait := time.Until(r.ShownAt.Add(siteReviewDelay)); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-o.ctx.Done():
+				o.t.Fatalf("decide %s: %v", r.ID, o.ctx.Err())
+			}
+		}
+		err := o.eng.Decide(r.ID, approve)
+		if errors.Is(err, consent.ErrTooEarly) {
+			r.ShownAt = time.Now()
+			continue
+		}
+		if err != nil {
+			o.t.Fatalf("decide %s review %s: %v", r.Kind, r.ID, err)
+		}
+		return
+	}
+}
+
+func (o *siteOperator) approve(kind consent.ReviewKind, origin string) consent.Review {
+	o.t.Helper()
+	r := o.await(kind, origin)
+	o.decide(r, true)
+	return r
+}
+
+// siteOK decodes a success envelope into v (through its JSON form, as the
+// agent receives it).
+func siteOK(t *testing.T, res agent.Result, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("want success, got %s", res.JSON())
+	}
+	if err := json.Unmarshal([]byte(res.JSON()), v); err != nil {
+		t.Fatalf("decode %s: %v", res.JSON(), err)
+	}
+}
+
+// siteEnvelope is the DESIGN §5 failure envelope.
+type siteEnvelope struct {
+	OK                  bool   `json:"ok"`
+	Code                string `json:"code"`
+	Error               string `json:"error"`
+	Dispatched          bool   `json:"dispatched"`
+	MayHaveChangedState bool   `json:"mayHaveChangedState"`
+	RetrySafe           bool   `json:"retrySafe"`
+	Next                string `json:"next"`
+	Trust               string `json:"trust"`
+}
+
+func siteFail(t *testing.T, res agent.Result, code consent.Code, dispatched bool) siteEnvelope {
+	t.Helper()
+	var e siteEnvelope
+	if !res.IsError {
+		t.Fatalf("want %s, got success %s", code, res.JSON())
+	}
+	if err := json.Unmarshal([]byte(res.JSON()), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.OK || e.Code != string(code) || e.Dispatched != dispatched || e.RetrySafe || e.Trust != agent.TrustUntrusted {
+		t.Fatalf("want %s dispatched:%v, got %s", code, dispatched, res.JSON())
+	}
+	if dispatched && !e.MayHaveChangedState {
+		t.Fatalf("a dispatched failure must say mayHaveChangedState: %s", res.JSON())
+	}
+	return e
+}
+
+// listing is webmcp_list_tools' result as the agent reads it.
+type listing struct {
+	Tools []struct {
+		ToolID      string          `json:"toolId"`
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Origin      string          `json:"origin"`
+	} `json:"tools"`
+	RejectedTools []struct {
+		Name   *string `json:"name"`
+		Origin string  `json:"origin"`
+		Code   string  `json:"code"`
+		Error  string  `json:"error"`
+	} `json:"rejectedTools"`
+	Support struct {
+		Mode string `json:"mode"`
+	} `json:"support"`
+	Trust string `json:"trust"`
+}
+
+func (l *listing) id(t *testing.T, name string) string {
+	t.Helper()
+	for _, tl := range l.Tools {
+		if tl.Name == name {
+			return tl.ToolID
+		}
+	}
+	t.Fatalf("site tool %s not listed; listed %v", name, l.names())
+	return ""
+}
+
+func (l *listing) names() []string {
+	var out []string
+	for _, tl := range l.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// rejected returns the code of name's rejectedTools entry ("" if none).
+func (l *listing) rejected(name string) string {
+	for _, r := range l.RejectedTools {
+		if r.Name != nil && *r.Name == name {
+			return r.Code
+		}
+	}
+	return ""
+}
