@@ -36,6 +36,7 @@ func TestSiteTools(t *testing.T) {
 			t.Run("hostile_page", func(t *testing.T) { siteHostile(t, w) })
 			t.Run("invalid_input", func(t *testing.T) { siteInvalidInput(t, w) })
 			t.Run("stale_tool_after_navigation", func(t *testing.T) { siteStaleTool(t, w) })
+			t.Run("take_over_cancels_running_call", func(t *testing.T) { siteTakeOverCancels(t, w) })
 		})
 	}
 }
@@ -168,6 +169,41 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	}
 	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead, consent.KindToolCall, consent.KindDisclosure}) {
 		t.Errorf("reviews shown %v", kinds)
+	}
+	// DESIGN §9: the audit keeps the input's shape, never its values, and
+	// never a site-tool result (the shared result echoes the title).
+	raw, err := os.ReadFile(w.auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "TITLE-VALUE") || strings.Contains(w.appLog.String(), "TITLE-VALUE") {
+		t.Error("the typed input or the site-tool result is in the audit or application log")
+	}
+}
+
+// siteTakeOverCancels: take-over while a site tool runs cancels it in the
+// page (the fixture's toolcancel handler reports /cancelled and never
+// records); the call reports an uncertain outcome, never a retry.
+func siteTakeOverCancels(t *testing.T, w *siteWorld) {
+	r := w.newRun(t)
+	tab := r.open("/tools.html", toolsFrames)
+	l := r.list(tab, true)
+	call := r.start("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": l.id(t, "slow_save"), "input": map[string]any{"delayMs": 120000}})
+	r.op.approve(consent.KindToolCall, r.srv.URL)
+	r.srv.waitCount(t, r.ctx, "/slow-started", 1)
+	if call.returned() {
+		t.Fatalf("slow_save returned while running: %s", call.result().JSON())
+	}
+	if err := w.eng.TakeOver(r.conv); err != nil {
+		t.Fatal(err)
+	}
+	siteFail(t, call.result(), consent.CodePaused, true)
+	r.srv.waitCount(t, r.ctx, "/cancelled", 1)
+	if n := r.srv.count("/record"); n != 0 {
+		t.Fatalf("the cancelled call recorded %d times", n)
+	}
+	if kinds := w.reviewsShown(r.conv); slices.Contains(kinds, consent.KindDisclosure) {
+		t.Errorf("a cancelled call asked to share a result: %v", kinds)
 	}
 }
 
