@@ -42,7 +42,8 @@ type Dispatcher struct {
 	sites   *siteTools
 	// maxUpload bounds browser_upload's decoded size (upload.go).
 	maxUpload int64
-	jobs      *jobs // browser_batch jobs (batch.go)
+	jobs      *jobs   // browser_batch jobs (batch.go)
+	web       *webUse // web_use tokens and sessions (webuse.go)
 }
 
 // DispatcherConfig configures a Dispatcher. Engine and Browser are required.
@@ -63,6 +64,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{engine: cfg.Engine, browser: cfg.Browser, policy: cfg.Policy, audit: cfg.Audit, now: time.Now}
 	d.maxUpload = cfg.MaxUploadBytes
 	d.jobs = newJobs()
+	d.web = newWebUse(cfg.Engine)
 	d.pages = newPageStates(cfg.Engine)
 	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d
@@ -72,6 +74,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 // waiting for its goroutine.
 func (d *Dispatcher) Close() {
 	d.jobs.close()
+	d.web.stop()
 	d.sites.close()
 	d.pages.close()
 }
@@ -153,6 +156,12 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 			return fail(err), ""
 		}
 		return d.job(conv, a), ""
+	case "web_use":
+		var a WebUseArgs
+		if err := decode(args, &a); err != nil {
+			return fail(err), ""
+		}
+		return d.webUseCall(ctx, conv, a)
 	case "webmcp_list_tools":
 		var a ListToolsArgs
 		if err := decode(args, &a); err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,6 +101,10 @@ type e2e struct {
 	op   *operator
 }
 
+// convSeq keeps conversation ids unique across -count runs, since the
+// engine (and its audit, which reviewsShown reads) outlives each test.
+var convSeq atomic.Int64
+
 type e2eOption func(*agent.DispatcherConfig)
 
 func withPolicy(p *policy.Policy) e2eOption {
@@ -113,7 +119,7 @@ func newE2E(t *testing.T, opts ...e2eOption) *e2e {
 	e := &e2e{
 		t: t, ctx: ctx, eng: shared.eng, br: shared.br,
 		log:  &audit.Memory{},
-		conv: consent.ConversationID("e2e-" + t.Name()),
+		conv: consent.ConversationID(fmt.Sprintf("e2e-%d-%s", convSeq.Add(1), t.Name())),
 		site: newSite(t),
 	}
 	e.eng.AddConversation(e.conv, t.Name())
@@ -136,7 +142,7 @@ func newE2E(t *testing.T, opts ...e2eOption) *e2e {
 
 // otherConv registers a second conversation (not selected) for this test.
 func (e *e2e) otherConv(name string) consent.ConversationID {
-	id := consent.ConversationID("e2e-" + e.t.Name() + "-" + name)
+	id := consent.ConversationID(fmt.Sprintf("e2e-%d-%s-%s", convSeq.Add(1), e.t.Name(), name))
 	e.eng.AddConversation(id, name)
 	e.t.Cleanup(func() {
 		e.closeTabs(id)

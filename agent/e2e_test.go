@@ -326,9 +326,11 @@ func TestE2ETabClosed(t *testing.T) {
 	if err := e.br.CloseTab(e.ctx, e.conv, consentTab(tab)); err != nil {
 		t.Fatal(err)
 	}
-	// Straight after CloseTab returns, before any event could be relied on.
-	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeTabClosed, false)
+	// Wait until the close is known: CloseTab returns before the registry
+	// marks the tab closed, and a call in that window fails
+	// browser_operation_failed (a lost CDP session) instead of tab_closed.
 	e.waitTabGone(tab)
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeTabClosed, false)
 	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeTabClosed, false)
 	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), consent.CodeTabClosed, false)
 	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), consent.CodeTabClosed, false)
@@ -707,8 +709,10 @@ func TestE2EExpiryThroughTheDispatch(t *testing.T) {
 		t.Fatalf("scroll review %+v", r.Action)
 	}
 	wantOK(t, p.result())
+	// The scroll lands after the act's answer ("not_yet_verified").
+	waitRecord(t, e.ctx, e.site, "e2e-scrolled-far")
 	obj := wantOK(t, e.call("browser_observe", map[string]any{"tabId": tab}))
-	if sc, _ := obj["scroll"].(map[string]any); sc["y"] == float64(0) {
+	if sc, _ := obj["scroll"].(map[string]any); sc["y"].(float64) < 500 {
 		t.Fatalf("the approved scroll did not move the page: %v", sc)
 	}
 	wantFail(t, e.call("browser_act", click(tab, before, ping)), consent.CodeStaleObservation, false)

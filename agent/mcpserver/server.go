@@ -68,6 +68,9 @@ type Config struct {
 	// The console sizes it from --max-upload-bytes once browser_upload
 	// exists (base64 grows bytes by 4/3).
 	MaxRequestBytes int64
+	// Tools is the published tool surface (--tools). Nil: agent.Specs;
+	// --tools web_use passes agent.WebUseSpecs.
+	Tools []agent.ToolSpec
 	// Version is reported as the server's version. Empty: "dev".
 	Version string
 	// Logger receives transport diagnostics. Nil: discarded.
@@ -150,7 +153,11 @@ func New(cfg Config) (*Server, error) {
 			s.trackSession(req.Session, tokenIDOf(req.Extra))
 		},
 	})
-	for _, spec := range agent.Specs {
+	tools := cfg.Tools
+	if tools == nil {
+		tools = agent.Specs
+	}
+	for _, spec := range tools {
 		schema, err := spec.InputSchema()
 		if err != nil {
 			return nil, err

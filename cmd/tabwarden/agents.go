@@ -39,7 +39,12 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	}
 	a := &agentSide{browser: br}
 	a.dispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br, Policy: pol, Audit: sink, MaxUploadBytes: o.maxUpload})
+	var tools []agent.ToolSpec // nil: the default surface
+	if o.tools == "web_use" {
+		tools = agent.WebUseSpecs
+	}
 	a.server, err = mcpserver.New(mcpserver.Config{
+		Tools:           tools,
 		Surface:         a.dispatch,
 		Engine:          eng,
 		Audit:           sink,

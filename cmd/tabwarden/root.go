@@ -30,6 +30,7 @@ type options struct {
 	mcpListen   string
 	audit       string
 	maxUpload   int64
+	tools       string
 	script      string // hidden: scripted consent requests for exercising the screen
 }
 
@@ -124,6 +125,8 @@ Run without a command to start the console.`,
 
 	root.Flags().Int64Var(&o.maxUpload, "max-upload-bytes", agent.DefaultMaxUploadBytes,
 		"largest file an agent may upload (browser_upload); larger ones fail upload_too_large without a review")
+	root.Flags().StringVar(&o.tools, "tools", "default",
+		"tool surface agents see: default (the browser_* and webmcp_* tools) or web_use (one web_use tool with page tokens)")
 	root.Flags().StringVar(&o.script, "script", "",
 		"feed scripted consent requests (JSON lines) to the engine, to exercise the operator screen")
 	_ = root.Flags().MarkHidden("script")
@@ -150,6 +153,9 @@ func (o *options) validate() error {
 	if o.reviewDelay < consent.MinReviewDelay {
 		return usageErrorf("invalid --review-delay %s: the minimum is %s, so typing ahead can never approve a review",
 			o.reviewDelay, consent.MinReviewDelay)
+	}
+	if o.tools != "" && o.tools != "default" && o.tools != "web_use" {
+		return usageErrorf("invalid --tools '%s': use default or web_use", o.tools)
 	}
 	if o.maxUpload <= 0 {
 		return usageErrorf("invalid --max-upload-bytes %d: use a positive number of bytes", o.maxUpload)

@@ -1,0 +1,520 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// The web_use profile (--tools web_use) exposes the same dispatch as one
+// tool, web_use {command, page_context_token?, web_session_id?, arguments?},
+// with commands list_pages, observe, act, verify and close.
+//
+// Invariants:
+//   - A page_context_token is minted by list_pages for one page and is
+//     bound to the conversation, the tab and the page's revision (its URL as
+//     the engine knows it, and its viewport geometry). It is used up by the
+//     first observe that accepts it. A replayed, foreign or stale-revision
+//     token is refused from the console's own memory and engine state, before
+//     any call into the browser.
+//   - One WebSession per (conversation, page) is reused; its id is the only
+//     handle act and verify take. A session the caller closed is forgotten;
+//     a session lost to a take-over is remembered (bounded), so its next use
+//     fails web_session_not_found with recovery_tab_id and
+//     recovery_command:"observe", and the next observe of that page says
+//     recovered_page:true, previous_action_replayed:false. Nothing is ever
+//     replayed: the failed call did not reach the browser at all.
+//   - Every command runs through the same tools, and so the same gates, as
+//     the default profile.
+
+// Web-use failure codes beyond DESIGN §5's list: they only exist on this
+// profile's surface.
+const (
+	CodePageContextStale    consent.Code = "page_context_stale"
+	CodePageContextConsumed consent.Code = "page_context_consumed"
+	CodePageContextNotFound consent.Code = "page_context_not_found"
+	CodeWebSessionNotFound  consent.Code = "web_session_not_found"
+)
+
+// Bounds of the web_use registry.
+const (
+	keptUsedTokens    = 1024
+	keptLostSessions  = 256
+	browserRestartMax = 20 * time.Second
+)
+
+// WebUseArgs is the one tool's argument shape.
+type WebUseArgs struct {
+	Command          string          `json:"command" jsonschema:"list_pages, observe, act, verify or close"`
+	PageContextToken string          `json:"page_context_token,omitempty" jsonschema:"one-time token of a page from list_pages; the first observe of a page needs it"`
+	WebSessionID     string          `json:"web_session_id,omitempty" jsonschema:"session from an observe; act, verify, later observes and close use it"`
+	Arguments        json.RawMessage `json:"arguments,omitempty" jsonschema:"observe: {includeImage?, cursor?, since?, textChars?}; act: {observationId, action}; verify: {assertion, value}"`
+}
+
+type webObserveArgs struct {
+	IncludeImage bool   `json:"includeImage,omitempty"`
+	Cursor       string `json:"cursor,omitempty"`
+	Since        string `json:"since,omitempty"`
+	TextChars    int    `json:"textChars,omitempty"`
+}
+
+type webActArgs struct {
+	ObservationID string    `json:"observationId"`
+	Action        ActAction `json:"action"`
+}
+
+type webVerifyArgs struct {
+	Assertion string `json:"assertion"`
+	Value     string `json:"value"`
+}
+
+type pageKey struct {
+	conv consent.ConversationID
+	tab  consent.TabID
+}
+
+type geometry struct{ w, h float64 }
+
+type pageToken struct {
+	pageKey
+	url  string
+	geom geometry
+}
+
+type webSession struct {
+	id string
+	pageKey
+	geom geometry
+}
+
+type webUse struct {
+	mu       sync.Mutex
+	tokens   map[string]*pageToken
+	used     map[string]consent.ConversationID
+	usedFIFO []string
+	sessions map[string]*webSession
+	byPage   map[pageKey]*webSession
+	lost     map[string]pageKey // ended sessions that were not closed by the caller
+	lostFIFO []string
+	// recovering pages get recovered_page:true on their next observe.
+	recovering map[pageKey]bool
+	revision   map[consent.ConversationID]int
+	lastList   map[consent.ConversationID]string
+	stop       func()
+}
+
+func newWebUse(eng *consent.Engine) *webUse {
+	w := &webUse{
+		tokens: map[string]*pageToken{}, used: map[string]consent.ConversationID{},
+		sessions: map[string]*webSession{}, byPage: map[pageKey]*webSession{},
+		lost: map[string]pageKey{}, recovering: map[pageKey]bool{},
+		revision: map[consent.ConversationID]int{}, lastList: map[consent.ConversationID]string{},
+	}
+	w.stop = eng.Listen(w.onEvent)
+	return w
+}
+
+// onEvent ends sessions the agent can no longer rely on. A take-over means
+// the person may have done anything on the page: sessions of that
+// conversation are lost (and remembered for recovery). A closed tab ends
+// its sessions and tokens for good.
+func (w *webUse) onEvent(ev consent.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch ev.Kind {
+	case consent.EventTakeOver:
+		for _, s := range w.sessions {
+			if s.conv == ev.Conversation {
+				w.endLocked(s, true)
+			}
+		}
+	case consent.EventTabRemoved:
+		for _, s := range w.sessions {
+			if s.tab == ev.Tab {
+				w.endLocked(s, false)
+			}
+		}
+		for id, t := range w.tokens {
+			if t.tab == ev.Tab {
+				delete(w.tokens, id)
+			}
+		}
+	}
+}
+
+func (w *webUse) endLocked(s *webSession, remember bool) {
+	delete(w.sessions, s.id)
+	if w.byPage[s.pageKey] == s {
+		delete(w.byPage, s.pageKey)
+	}
+	if !remember {
+		return
+	}
+	w.lost[s.id] = s.pageKey
+	w.lostFIFO = append(w.lostFIFO, s.id)
+	w.recovering[s.pageKey] = true
+	for len(w.lostFIFO) > keptLostSessions {
+		delete(w.lost, w.lostFIFO[0])
+		w.lostFIFO = w.lostFIFO[1:]
+	}
+}
+
+func randomID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// webUseCall runs one web_use command.
+func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID, a WebUseArgs) (Result, consent.TabID) {
+	switch a.Command {
+	case "list_pages":
+		if err := d.awaitBrowser(ctx); err != nil {
+			return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), ""
+		}
+		return d.listPages(ctx, conv), ""
+	case "observe", "act", "verify":
+	case "close":
+		return d.closeSession(conv, a.WebSessionID), ""
+	default:
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "command must be list_pages, observe, act, verify or close")), ""
+	}
+	// A token always names the page (any session id next to it yields to
+	// it); without one, the session does.
+	if a.PageContextToken != "" {
+		return d.tokenObserve(ctx, conv, a)
+	}
+	s, err := d.web.session(conv, a.WebSessionID)
+	if err != nil {
+		return d.recoverable(err), ""
+	}
+	if err := d.awaitBrowser(ctx); err != nil {
+		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), s.tab
+	}
+	switch a.Command {
+	case "observe":
+		var oa webObserveArgs
+		if err := decode(a.Arguments, &oa); err != nil {
+			return fail(err), s.tab
+		}
+		g, err := d.geometry(ctx, s.pageKey)
+		if err != nil {
+			return fail(err), s.tab
+		}
+		res, tab := d.observe(ctx, conv, ObserveArgs{TabID: string(s.tab), IncludeImage: oa.IncludeImage, Cursor: oa.Cursor, Since: oa.Since, TextChars: oa.TextChars})
+		if !res.IsError {
+			d.web.mu.Lock()
+			s.geom = g
+			d.web.mu.Unlock()
+		}
+		return withFields(res, map[string]any{"web_session_id": s.id}), tab
+	case "act":
+		var aa webActArgs
+		if err := decode(a.Arguments, &aa); err != nil {
+			return fail(err), s.tab
+		}
+		if err := d.sameGeometry(ctx, s); err != nil {
+			return fail(err), s.tab
+		}
+		res, tab := d.act(ctx, conv, ActArgs{TabID: string(s.tab), ObservationID: aa.ObservationID, Action: aa.Action})
+		return withFields(res, map[string]any{"web_session_id": s.id}), tab
+	default: // verify
+		var va webVerifyArgs
+		if err := decode(a.Arguments, &va); err != nil {
+			return fail(err), s.tab
+		}
+		if err := d.sameGeometry(ctx, s); err != nil {
+			return fail(err), s.tab
+		}
+		res, tab := d.verify(ctx, conv, VerifyArgs{TabID: string(s.tab), Assertion: va.Assertion, Value: va.Value})
+		return withFields(res, map[string]any{"web_session_id": s.id}), tab
+	}
+}
+
+// tokenObserve opens (or reuses) the WebSession of the token's page with a
+// read-only observe. For act and verify the observation comes back with
+// action_performed:false: a target must come from an observation the
+// caller has read.
+func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.ConversationID, a WebUseArgs) (Result, consent.TabID) {
+	var oa webObserveArgs
+	if a.Command == "observe" {
+		if err := decode(a.Arguments, &oa); err != nil {
+			return fail(err), ""
+		}
+	}
+	tok, err := d.web.take(d.engine, conv, a.PageContextToken)
+	if err != nil {
+		return fail(err), ""
+	}
+	if err := d.awaitBrowser(ctx); err != nil {
+		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), tok.tab
+	}
+	g, err := d.geometry(ctx, tok.pageKey)
+	if err != nil {
+		return fail(err), tok.tab
+	}
+	if g != tok.geom {
+		return fail(consent.Errorf(CodePageContextStale, consent.NextNone, "the page's viewport changed since list_pages: call list_pages for a fresh token")), tok.tab
+	}
+	res, tab := d.observe(ctx, conv, ObserveArgs{TabID: string(tok.tab), IncludeImage: oa.IncludeImage, Cursor: oa.Cursor, Since: oa.Since, TextChars: oa.TextChars})
+	if res.IsError {
+		return res, tab
+	}
+	d.web.mu.Lock()
+	s := d.web.byPage[tok.pageKey]
+	if s == nil {
+		s = &webSession{id: randomID("ws_"), pageKey: tok.pageKey}
+		d.web.sessions[s.id] = s
+		d.web.byPage[tok.pageKey] = s
+	}
+	s.geom = g
+	extra := map[string]any{"web_session_id": s.id}
+	if d.web.recovering[tok.pageKey] {
+		delete(d.web.recovering, tok.pageKey)
+		extra["recovered_page"] = true
+		extra["previous_action_replayed"] = false
+	}
+	d.web.mu.Unlock()
+	if a.Command != "observe" {
+		extra["action_performed"] = false
+	}
+	return withFields(res, extra), tab
+}
+
+// take validates and uses up a token from memory and engine state alone.
+func (w *webUse) take(eng *consent.Engine, conv consent.ConversationID, id string) (*pageToken, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tokens[id]
+	if t == nil {
+		if owner, seen := w.used[id]; seen && owner == conv {
+			return nil, consent.Errorf(CodePageContextConsumed, consent.NextNone, "this page_context_token was already used: use the web_session_id it opened, or list_pages for a new token")
+		}
+		return nil, consent.Errorf(CodePageContextNotFound, consent.NextNone, "unknown page_context_token: call list_pages")
+	}
+	if t.conv != conv {
+		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page_context_token belongs to another conversation")
+	}
+	owner, known := eng.Owner(t.tab)
+	if !known {
+		delete(w.tokens, id)
+		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the token's page is closed: call list_pages")
+	}
+	if owner != conv {
+		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page belongs to another conversation")
+	}
+	if cur := engineURL(eng, t.tab); cur != t.url {
+		delete(w.tokens, id)
+		return nil, consent.Errorf(CodePageContextStale, consent.NextNone, "the page changed since list_pages: call list_pages for a fresh token")
+	}
+	delete(w.tokens, id)
+	w.used[id] = conv
+	w.usedFIFO = append(w.usedFIFO, id)
+	for len(w.usedFIFO) > keptUsedTokens {
+		delete(w.used, w.usedFIFO[0])
+		w.usedFIFO = w.usedFIFO[1:]
+	}
+	return t, nil
+}
+
+// session resolves a live session of conv from memory alone.
+func (w *webUse) session(conv consent.ConversationID, id string) (*webSession, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if id == "" {
+		return nil, consent.Errorf(CodeWebSessionNotFound, consent.NextNone, "give page_context_token (from list_pages) or web_session_id")
+	}
+	s := w.sessions[id]
+	if s == nil {
+		if pk, ok := w.lost[id]; ok && pk.conv == conv {
+			return nil, &lostSession{tab: pk.tab}
+		}
+		return nil, consent.Errorf(CodeWebSessionNotFound, consent.NextListTabs, "no web session %q: call list_pages and observe with a page_context_token", id)
+	}
+	if s.conv != conv {
+		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that web session belongs to another conversation")
+	}
+	return s, nil
+}
+
+// lostSession is a session that ended without the caller closing it.
+type lostSession struct{ tab consent.TabID }
+
+func (l *lostSession) Error() string { return "web session lost" }
+
+// recoverable turns a session failure into its envelope; a lost session
+// carries the page to observe again. The failed command never ran.
+func (d *Dispatcher) recoverable(err error) Result {
+	var l *lostSession
+	if le, ok := err.(*lostSession); ok {
+		l = le
+	}
+	if l == nil {
+		return fail(err)
+	}
+	return withFields(fail(consent.Errorf(CodeWebSessionNotFound, consent.NextObserve,
+		"the web session ended when the person took over; nothing was sent. Call list_pages, then observe tab %s with its page_context_token", l.tab)),
+		map[string]any{"recovery_tab_id": string(l.tab), "recovery_command": "observe"})
+}
+
+func (d *Dispatcher) closeSession(conv consent.ConversationID, id string) Result {
+	s, err := d.web.session(conv, id)
+	if err != nil {
+		return d.recoverable(err)
+	}
+	d.web.mu.Lock()
+	d.web.endLocked(s, false)
+	d.web.mu.Unlock()
+	return ok(map[string]any{"closed": true, "web_session_id": id})
+}
+
+// listPages lists the conversation's pages, each with a fresh one-time token.
+func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID) Result {
+	st := d.engine.Snapshot()
+	pages := []map[string]any{}
+	sig := ""
+	focused := ""
+	for _, c := range st.Conversations {
+		if c.ID != conv {
+			continue
+		}
+		for _, t := range c.Tabs {
+			if t.Status == consent.TabClosed {
+				continue
+			}
+			pk := pageKey{conv, t.ID}
+			entry := map[string]any{
+				"page": string(t.ID), "tab_id": string(t.ID), "window_id": "w1",
+				"url": t.URL, "title": t.Title, "visible": t.Visible,
+				"focused": st.Selection.Conversation == conv && st.Selection.Tab == t.ID,
+			}
+			if entry["focused"] == true {
+				focused = string(t.ID)
+			}
+			if t.OpenerTabID != "" {
+				entry["opener_tab_id"] = string(t.OpenerTabID)
+			}
+			if g, err := d.geometry(ctx, pk); err == nil {
+				id := randomID("pct_")
+				d.web.mu.Lock()
+				d.web.tokens[id] = &pageToken{pageKey: pk, url: t.URL, geom: g}
+				d.web.mu.Unlock()
+				entry["page_context_token"] = id
+			} else {
+				entry["token_error"] = string(consent.CodeOf(err))
+			}
+			sig += string(t.ID) + " " + t.URL + "\n"
+			pages = append(pages, entry)
+		}
+	}
+	d.web.mu.Lock()
+	if d.web.lastList[conv] != sig {
+		d.web.lastList[conv] = sig
+		d.web.revision[conv]++
+	}
+	rev := d.web.revision[conv]
+	d.web.mu.Unlock()
+	return ok(map[string]any{
+		"windows": []map[string]any{{"window_id": "w1", "inventory_revision": rev, "focused_page": focused}},
+		"pages":   pages,
+		"next":    "observe with a page's page_context_token",
+		"trust":   TrustUntrusted,
+	})
+}
+
+// geometry reads the page's layout viewport (one CDP call, no page content).
+func (d *Dispatcher) geometry(ctx context.Context, pk pageKey) (geometry, error) {
+	page, err := d.browser.Page(ctx, pk.conv, pk.tab)
+	if err != nil {
+		return geometry{}, err
+	}
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	m, err := proto.PageGetLayoutMetrics{}.Call(page.Context(c))
+	if err != nil {
+		return geometry{}, consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextListTabs, "read the viewport: %v", err)
+	}
+	return geometry{float64(m.CSSLayoutViewport.ClientWidth), float64(m.CSSLayoutViewport.ClientHeight)}, nil
+}
+
+// sameGeometry is page_context_stale when the viewport changed since the
+// session's last observe: coordinates and visibility read then are void.
+func (d *Dispatcher) sameGeometry(ctx context.Context, s *webSession) error {
+	g, err := d.geometry(ctx, s.pageKey)
+	if err != nil {
+		return err
+	}
+	d.web.mu.Lock()
+	was := s.geom
+	d.web.mu.Unlock()
+	if g != was {
+		return consent.Errorf(CodePageContextStale, consent.NextObserve, "the page's viewport changed since the last observe: observe again with this web_session_id")
+	}
+	return nil
+}
+
+// availability is implemented by *browser.Browser.
+type availability interface{ Available() error }
+
+// awaitBrowser waits, up to 20 s, for a restarting Chromium; the engine's
+// header changes when the relaunch ends, so this waits on that signal.
+func (d *Dispatcher) awaitBrowser(ctx context.Context) error {
+	av, ok := d.browser.(availability)
+	if !ok || av.Available() == nil {
+		return nil
+	}
+	changes, stop := d.engine.Changes()
+	defer stop()
+	timer := time.NewTimer(browserRestartMax)
+	defer timer.Stop()
+	for {
+		select {
+		case <-changes:
+			if av.Available() == nil {
+				return nil
+			}
+		case <-timer.C:
+			return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextListTabs, "Chromium did not come back within %s: call list_pages again", browserRestartMax)
+		case <-ctx.Done():
+			return consent.Errorf(consent.CodeCanceled, consent.NextNone, "the call ended while Chromium was restarting")
+		}
+	}
+}
+
+func engineURL(eng *consent.Engine, tab consent.TabID) string {
+	for _, c := range eng.Snapshot().Conversations {
+		for _, t := range c.Tabs {
+			if t.ID == tab {
+				return t.URL
+			}
+		}
+	}
+	return ""
+}
+
+// withFields adds fields to a result object (success or failure).
+func withFields(r Result, fields map[string]any) Result {
+	for k, v := range fields {
+		r.Object[k] = v
+	}
+	return r
+}
+
+// WebUseSpecs is the tool surface of --tools web_use.
+var WebUseSpecs = []ToolSpec{{
+	Name:  "web_use",
+	Title: "Use the supervised browser",
+	Description: "One tool for the supervised browser. command list_pages lists your pages (tab_id, url, title, visible, focused, opener_tab_id) each with a one-time page_context_token." +
+		" observe with a page's token opens a web_session_id for that page (reused for the same page); later observe, act {observationId, action} and verify {assertion, value} take the web_session_id; close ends it." +
+		" A token works once, only for you and only while the page is as listed (page_context_stale: list again)." +
+		" If a session was lost (web_session_not_found with recovery_tab_id), nothing was sent: list_pages and observe that tab with its new token." +
+		" The person approves navigation, reading and each action as with the other tools." + descUncertain + descHandoff + descUntrusted,
+	Args: WebUseArgs{},
+}}

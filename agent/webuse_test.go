@@ -1,0 +1,184 @@
+package agent_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// countingBrowser counts every call into the browser: each path to a CDP
+// call starts with one of these, so zero calls means nothing reached Chromium.
+type countingBrowser struct {
+	agent.Browser
+	n atomic.Int64
+}
+
+func (c *countingBrowser) NewTab(ctx context.Context, conv consent.ConversationID, bg bool) (consent.TabID, error) {
+	c.n.Add(1)
+	return c.Browser.NewTab(ctx, conv, bg)
+}
+
+func (c *countingBrowser) Navigate(ctx context.Context, conv consent.ConversationID, id consent.TabID, u string) error {
+	c.n.Add(1)
+	return c.Browser.Navigate(ctx, conv, id, u)
+}
+
+func (c *countingBrowser) History(ctx context.Context, conv consent.ConversationID, id consent.TabID, a string) error {
+	c.n.Add(1)
+	return c.Browser.History(ctx, conv, id, a)
+}
+
+func (c *countingBrowser) Tab(id consent.TabID) (consent.TabInfo, error) {
+	c.n.Add(1)
+	return c.Browser.Tab(id)
+}
+
+func (c *countingBrowser) Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error) {
+	c.n.Add(1)
+	return c.Browser.Page(ctx, conv, id)
+}
+
+// noBrowserCall runs a web_use call that must fail with code before any
+// browser call, and returns its envelope.
+func noBrowserCall(t *testing.T, e *e2e, cb *countingBrowser, conv consent.ConversationID, args map[string]any, code consent.Code) map[string]any {
+	t.Helper()
+	before := cb.n.Load()
+	r := e.callAs(conv, "web_use", args)
+	if !r.IsError || r.Code() != string(code) {
+		t.Fatalf("want %s, got %s", code, r.JSON())
+	}
+	if n := cb.n.Load() - before; n != 0 {
+		t.Errorf("%s made %d browser calls before failing", code, n)
+	}
+	return roundTrip(t, r)
+}
+
+func pageToken(t *testing.T, e *e2e, tab string) string {
+	t.Helper()
+	got := wantOK(t, e.call("web_use", map[string]any{"command": "list_pages"}))
+	for _, p := range got["pages"].([]any) {
+		m := p.(map[string]any)
+		if m["tab_id"] == tab {
+			tok, _ := m["page_context_token"].(string)
+			if tok == "" {
+				t.Fatalf("page without token: %v", m)
+			}
+			return tok
+		}
+	}
+	t.Fatalf("tab %s not listed: %v", tab, got)
+	return ""
+}
+
+func TestE2EWebUseTokensSessionsAndRecovery(t *testing.T) {
+	cb := &countingBrowser{}
+	e := newE2E(t, func(c *agent.DispatcherConfig) { cb.Browser = c.Browser; c.Browser = cb })
+	tab := e.open("/e2e/batch.html")
+	e.observe(tab, true) // the read review, as in the default profile
+
+	tok := pageToken(t, e, tab)
+	obs := wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": tok}))
+	ws, _ := obs["web_session_id"].(string)
+	if ws == "" || obs["observationId"] == nil {
+		t.Fatalf("observe with a token = %v", obs)
+	}
+
+	// Replay, foreign conversation: refused before any browser call.
+	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": tok}, agent.CodePageContextConsumed)
+	tok2 := pageToken(t, e, tab)
+	other := e.otherConv("other")
+	noBrowserCall(t, e, cb, other, map[string]any{"command": "observe", "page_context_token": tok2}, consent.CodeWrongConversation)
+	noBrowserCall(t, e, cb, other, map[string]any{"command": "verify", "web_session_id": ws,
+		"arguments": map[string]any{"assertion": "text_contains", "value": "Batch"}}, consent.CodeWrongConversation)
+
+	// The same page reuses its session.
+	again := wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": tok2}))
+	if again["web_session_id"] != ws {
+		t.Errorf("second observe of the page opened session %v, want %s", again["web_session_id"], ws)
+	}
+	v := wantOK(t, e.call("web_use", map[string]any{"command": "verify", "web_session_id": ws,
+		"arguments": map[string]any{"assertion": "title_contains", "value": "Batch"}}))
+	if v["verified"] != true {
+		t.Errorf("verify = %v", v)
+	}
+
+	// Closed by the caller: forgotten, refused before any browser call.
+	wantOK(t, e.call("web_use", map[string]any{"command": "close", "web_session_id": ws}))
+	closed := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "web_session_id": ws}, agent.CodeWebSessionNotFound)
+	if _, ok := closed["recovery_tab_id"]; ok {
+		t.Errorf("a closed session offers recovery: %v", closed)
+	}
+
+	// Lost to a take-over: the next act is refused unsent, with recovery.
+	obs = wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": pageToken(t, e, tab)}))
+	ws = obs["web_session_id"].(string)
+	send := refOf(t, obs["snapshot"].(string), "button", "Send")
+	// Events reach listeners in order, so once this listener has the
+	// resume, the dispatcher's has the take-over.
+	resumed := make(chan struct{}, 1)
+	stop := e.eng.Listen(func(ev consent.Event) {
+		if ev.Kind == consent.EventResume && ev.Conversation == e.conv {
+			resumed <- struct{}{}
+		}
+	})
+	defer stop()
+	if err := e.eng.TakeOver(e.conv); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.eng.Resume(e.conv); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-resumed:
+	case <-e.ctx.Done():
+		t.Fatal("no resume event")
+	}
+	lost := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "act", "web_session_id": ws,
+		"arguments": map[string]any{"observationId": obs["observationId"], "action": map[string]any{"type": "click", "ref": send}}},
+		agent.CodeWebSessionNotFound)
+	if lost["recovery_tab_id"] != tab || lost["recovery_command"] != "observe" {
+		t.Errorf("lost session failure = %v, want recovery to %s", lost, tab)
+	}
+	rec := wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": pageToken(t, e, tab)}))
+	if rec["recovered_page"] != true || rec["previous_action_replayed"] != false {
+		t.Errorf("recovered observation = %v", rec)
+	}
+	if n := len(batchRecords(e)); n != 0 {
+		t.Errorf("the lost click reached the site %d times", n)
+	}
+
+	// A token of a page that navigated since list_pages is stale.
+	tok3 := pageToken(t, e, tab)
+	p := e.start("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/e2e/batch.html?moved=1"})
+	e.op.approve(consent.KindNavigation, e.site.URL) // resume asks navigation consent again
+	wantOK(t, p.result())
+	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": tok3}, agent.CodePageContextStale)
+}
+
+func TestE2EWebUseTokenStaleAfterViewportChange(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/e2e/batch.html")
+	e.observe(tab, true)
+	tok := pageToken(t, e, tab)
+	page, err := e.br.Page(e.ctx, e.conv, consent.TabID(tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = page.Context(e.ctx)
+	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 500, Height: 400, DeviceScaleFactor: 1}).Call(page); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = proto.EmulationClearDeviceMetricsOverride{}.Call(page) }()
+	r := e.call("web_use", map[string]any{"command": "observe", "page_context_token": tok})
+	if r.Code() != string(agent.CodePageContextStale) {
+		t.Fatalf("observe after a viewport change = %s", r.JSON())
+	}
+	// A fresh listing carries the new geometry.
+	wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": pageToken(t, e, tab)}))
+}
