@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -181,4 +182,35 @@ func TestE2EWebUseTokenStaleAfterViewportChange(t *testing.T) {
 	}
 	// A fresh listing carries the new geometry.
 	wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": pageToken(t, e, tab)}))
+}
+
+func TestE2EWebUseActPassesTheSameGates(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/e2e/batch.html")
+	e.observe(tab, true)
+	obs := wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": pageToken(t, e, tab)}))
+	ws := obs["web_session_id"].(string)
+	first := refOf(t, obs["snapshot"].(string), "textbox", "First")
+	before := reviewsShown(e.conv, consent.KindAction)
+	p := e.start("web_use", map[string]any{"command": "act", "web_session_id": ws,
+		"arguments": map[string]any{"observationId": obs["observationId"], "action": map[string]any{"type": "fill", "ref": first, "text": "alpha"}}})
+	e.op.approve(consent.KindAction, e.site.URL)
+	got := wantOK(t, p.result())
+	if got["dispatched"] != true || got["web_session_id"] != ws {
+		t.Errorf("act = %v", got)
+	}
+	if n := reviewsShown(e.conv, consent.KindAction) - before; n != 1 {
+		t.Errorf("%d action reviews, want 1", n)
+	}
+	_, snap := e.observe(tab, false)
+	if !strings.Contains(snap, `"First" value="alpha"`) {
+		t.Errorf("the fill did not land:\n%s", snap)
+	}
+	// A token alone cannot act: the target must come from an observation
+	// the caller has read, so it gets one and nothing is performed.
+	res := wantOK(t, e.call("web_use", map[string]any{"command": "act", "page_context_token": pageToken(t, e, tab),
+		"arguments": map[string]any{"observationId": "x", "action": map[string]any{"type": "click", "ref": first}}}))
+	if res["action_performed"] != false || res["observationId"] == nil {
+		t.Errorf("act with only a token = %v", res)
+	}
 }
