@@ -12,6 +12,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
 // Batch limits (DESIGN §5).
@@ -274,6 +275,7 @@ func (d *Dispatcher) runJob(j *job) {
 			break
 		}
 		res, fatal := d.runStep(j, i)
+		d.recordStep(j, i, res)
 		d.jobs.mu.Lock()
 		j.steps[i] = res
 		cancelled := j.cancelled
@@ -516,4 +518,27 @@ func errMessage(err error) string {
 		return ce.Message
 	}
 	return err.Error()
+}
+
+// recordStep writes one audit record per step: the plan's one tool_call
+// record does not say which steps ran. Never the typed text.
+func (d *Dispatcher) recordStep(j *job, i int, r StepResult) {
+	if d.audit == nil {
+		return
+	}
+	rec := audit.Record{
+		Time: d.now(), Kind: audit.KindToolCall, Conversation: string(j.conv), Tab: string(j.tab), Origin: j.origin,
+		Tool: "browser_batch", Code: r.Code, Decision: "ok",
+		Note: fmt.Sprintf("%s step %d/%d %s", j.id, i+1, len(j.plan), r.Type),
+	}
+	if r.Status != stepDone {
+		rec.Decision = r.Status
+	}
+	if a := j.plan[i].act; a != nil {
+		rec.Action = a.Type
+		rec.Size = int64(len(a.Text))
+	}
+	if err := d.audit.Write(rec); err != nil {
+		d.engine.Note(j.conv, fmt.Sprintf("audit write failed for %s step %d: %v", j.id, i+1, err), true)
+	}
 }

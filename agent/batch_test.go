@@ -97,6 +97,19 @@ func TestE2EBatchOneReviewFourEffects(t *testing.T) {
 	if n := reviewsShown(e.conv, consent.KindAction) - actionsBefore; n != 0 {
 		t.Errorf("%d per-action reviews during a plan, want 0", n)
 	}
+	// One audit record per step, none with the typed text.
+	steps3 := 0
+	for _, rec := range e.log.Records() {
+		if rec.Tool == "browser_batch" && strings.HasPrefix(rec.Note, id+" step ") {
+			steps3++
+			if rec.Decision != "ok" || strings.Contains(rec.Input+rec.Note, "beta") {
+				t.Errorf("step record %+v", rec)
+			}
+		}
+	}
+	if steps3 != 4 {
+		t.Errorf("%d step audit records, want 4", steps3)
+	}
 	// Jobs are their conversation's own; unknown ids are job_unknown.
 	other := e.otherConv("other")
 	wantFail(t, e.callAs(other, "browser_job", map[string]any{"jobId": id}), consent.CodeWrongConversation, false)
@@ -138,6 +151,24 @@ func TestE2EBatchStopsWhenATargetChanged(t *testing.T) {
 	}
 	if n := len(batchRecords(e)); n != 0 {
 		t.Errorf("the form was submitted %d times", n)
+	}
+}
+
+func TestE2EBatchContinuesPastAFailedVerifyWhenAsked(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	p := e.start("browser_batch", map[string]any{"tabId": tab, "stopOnError": false, "steps": []map[string]any{
+		{"verify": map[string]any{"assertion": "text_contains", "value": "no such text"}},
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+	}})
+	e.op.approve(consent.KindPlan, e.site.URL)
+	id := wantOK(t, p.result())["jobId"].(string)
+	job := e.awaitJob(id)
+	st := job["steps"].([]any)
+	first, second := st[0].(map[string]any), st[1].(map[string]any)
+	if job["status"] != "failed" || first["status"] != "failed" || first["verified"] != false || second["status"] != "done" {
+		t.Fatalf("job = %v", job)
 	}
 }
 
