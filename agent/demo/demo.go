@@ -192,7 +192,7 @@ func (a *Agent) ok(r reply, what string) (reply, error) {
 		a.say("→ " + r.code() + ": " + what + " was refused")
 		return r, fmt.Errorf("%w: %s (%s)", ErrStopped, what, r.code())
 	}
-	return r, a.unexpected("%s failed with %s", what, r.code())
+	return r, a.unexpected("%s failed with %s (%s)", what, r.code(), short(r.str("error")))
 }
 
 // want demands the failure code the journey expects here.
@@ -208,7 +208,7 @@ func (a *Agent) want(r reply, code consent.Code, why string) error {
 	if !r.isErr {
 		return a.unexpected("want %s, the call succeeded", code)
 	}
-	return a.unexpected("want %s, got %s", code, r.code())
+	return a.unexpected("want %s, got %s (%s)", code, r.code(), short(r.str("error")))
 }
 
 var titleRe = regexp.MustCompile(`(?m)^title "([^"\n]{0,60})`)
@@ -268,3 +268,11 @@ func tabIn(st consent.State, conv consent.ConversationID, match func(consent.Tab
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// short bounds a console error message for the activity log.
+func short(s string) string {
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return s
+}

@@ -157,7 +157,7 @@ func stepSaved(ctx context.Context, a *Agent) error {
 }
 
 func stepDOMClick(ctx context.Context, a *Agent) error {
-	if _, err := a.ok(a.mine(ctx, "browser_navigate", map[string]any{"tabId": a.Tab, "url": a.cfg.Site.URL + "/popup.html?to=/index.html"}), "going to the popup page"); err != nil {
+	if _, err := a.ok(a.mine(ctx, "browser_navigate", map[string]any{"tabId": a.Tab, "url": a.cfg.Site.URL + "/popup.html?to=/link.html"}), "going to the popup page"); err != nil {
 		return err
 	}
 	r, err := a.ok(a.mine(ctx, "webmcp_list_tools", map[string]any{"tabId": a.Tab}), "listing site tools")
@@ -194,34 +194,58 @@ func stepStale(ctx context.Context, a *Agent) error {
 }
 
 func stepPopup(ctx context.Context, a *Agent) error {
-	want := a.cfg.Site.URL + "/index.html"
-	var seenReview bool
-	var popup consent.TabState
-	var denied bool
-	err := a.waitState(ctx, func(st consent.State) bool {
-		t, ok := tabIn(st, a.cfg.Conv, func(t consent.TabState) bool { return string(t.OpenerTabID) == a.Tab })
-		if !ok {
-			return false
-		}
-		popup = t
-		if t.URL == want && !t.Loading {
-			return true
-		}
-		pending := false
-		for _, r := range st.Queue {
-			if r.Tab == t.ID {
-				pending = true
+	want := a.cfg.Site.URL + "/link.html"
+	// A refusal is known from the decision itself: between an approval and
+	// the load starting, the tab looks the same as after a denial.
+	refused := make(chan consent.TabID, 8)
+	stop := a.cfg.Engine.Listen(func(ev consent.Event) {
+		if ev.Kind == consent.EventDecision && !ev.Approved && ev.Conversation == a.cfg.Conv && ev.Tab != consent.TabID(a.Tab) {
+			select {
+			case refused <- ev.Tab:
+			default:
 			}
 		}
-		if pending {
-			seenReview = true
-		}
-		// The review came and went and the popup never loaded: refused.
-		denied = seenReview && !pending && !t.Loading && t.URL != want
-		return denied
 	})
-	if err != nil {
-		return err
+	defer stop()
+	ch, unsub := a.cfg.Engine.Changes()
+	defer unsub()
+	// The fixture serving the page is the other witness that it loaded: a
+	// popup's loading flag may lag (it is the browser's to report).
+	served := make(chan struct{})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if _, err := a.cfg.Site.WaitPath(wctx, "/link.html"); err == nil {
+			close(served)
+		}
+	}()
+	var popup consent.TabState
+	denied, hit := false, false
+	for {
+		t, ok := tabIn(a.cfg.Engine.Snapshot(), a.cfg.Conv, func(t consent.TabState) bool { return string(t.OpenerTabID) == a.Tab })
+		if ok {
+			popup = t
+			if t.URL == want && (!t.Loading || hit) {
+				break
+			}
+		}
+		select {
+		case <-ch:
+			continue
+		case <-served:
+			hit, served = true, nil
+			continue
+		case id := <-refused:
+			if ok && id == popup.ID {
+				denied = true
+			}
+			if !denied {
+				continue
+			}
+		case <-ctx.Done():
+			return a.unexpected("the popup never loaded %s (last seen: %q loading=%v): %v", want, popup.URL, popup.Loading, ctx.Err())
+		}
+		break
 	}
 	a.Popup = string(popup.ID)
 	if denied {
@@ -295,15 +319,19 @@ func stepPolicyUpload(ctx context.Context, a *Agent) error {
 		return nil
 	}
 	before := len(a.cfg.Site.Requests())
-	r := a.call(ctx, a.cfg.PolicySurface, a.cfg.PolicyConv, "browser_open", map[string]any{"url": a.cfg.Site.URL + "/uploads.html"})
-	if _, err := a.ok(r, "opening the upload page"); err != nil {
+	r, err := a.ok(a.call(ctx, a.cfg.PolicySurface, a.cfg.PolicyConv, "browser_open", map[string]any{"url": a.cfg.Site.URL + "/uploads.html"}), "opening the upload page")
+	if err != nil {
 		return err
 	}
-	// The page fetches /record?kind=done once every attempt has given up.
-	if _, err := a.cfg.Site.WaitFor(ctx, func(q fixture.Request) bool {
-		return q.Path == "/record" && strings.Contains(q.Query, "kind=done")
+	// The hook counts each request it fails on the tab's document; the
+	// page makes three (POST, PUT, beacon), so three blocked is the signal
+	// that every attempt was made and stopped.
+	tab := r.str("tabId")
+	if err := a.waitState(ctx, func(st consent.State) bool {
+		t, ok := tabIn(st, a.cfg.PolicyConv, func(t consent.TabState) bool { return string(t.ID) == tab })
+		return ok && t.BlockedRequests >= 3
 	}); err != nil {
-		return err
+		return a.unexpected("the policy run's tab never reported its uploads blocked: %v", err)
 	}
 	sent := 0
 	for _, q := range a.cfg.Site.Requests()[before:] {
@@ -311,7 +339,7 @@ func stepPolicyUpload(ctx context.Context, a *Agent) error {
 			sent++
 		}
 	}
-	a.say(fmt.Sprintf("→ the page tried POST, PUT and a beacon; the server received %d of them", sent))
+	a.say(fmt.Sprintf("→ the page tried POST, PUT and a beacon; the policy failed them in the browser and the server received %d", sent))
 	if sent != 0 {
 		return a.unexpected("%d upload requests reached the server", sent)
 	}
@@ -325,6 +353,13 @@ func stepClose(ctx context.Context, a *Agent) error {
 	}
 	if err := a.cfg.CloseTab(ctx, a.cfg.Conv, consent.TabID(a.Tab)); err != nil {
 		return a.unexpected("closing the tab: %v", err)
+	}
+	// The agent's next call comes after the console has seen the close.
+	if err := a.waitState(ctx, func(consent.State) bool {
+		_, known := a.cfg.Engine.Owner(consent.TabID(a.Tab))
+		return !known
+	}); err != nil {
+		return err
 	}
 	return a.want(a.mine(ctx, "browser_observe", map[string]any{"tabId": a.Tab}), consent.CodeTabClosed, "a closed tab is never silently replaced")
 }

@@ -1,0 +1,589 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo"
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/tui"
+)
+
+// The reference journey (DESIGN §10) end to end: the demo agent's script
+// runs through a real MCP client (the Go SDK, over HTTP, bearer token) to
+// the console's MCP server, dispatch and a real headless Chromium, while
+// every decision is a key pressed in the real TUI program. The fixture
+// servers are the witnesses: each gate is checked by what they had seen
+// when the review came on screen, not by what the tools returned.
+
+// journeyDelay is the key-ahead guard here: short, but the operator
+// still waits it out before each `a`, as a person would.
+const journeyDelay = 40 * time.Millisecond
+
+// sessionlessProtocol is MCP 2026-07-28: the conversation is the token.
+const sessionlessProtocol = "2026-07-28"
+
+// jBearer sends the agent token on every request.
+type jBearer struct{ secret string }
+
+func (b jBearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.secret)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func jDial(t *testing.T, url, secret, name string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: jBearer{secret}}, MaxRetries: -1}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: sessionlessProtocol})
+	if err != nil {
+		t.Fatalf("connect %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// mcpSurface is an agent.Surface over an MCP client session: the demo
+// agent's calls travel the wire like any host's. conv is ignored, as the
+// server takes identity from the token.
+type mcpSurface struct{ cs *mcp.ClientSession }
+
+func (s mcpSurface) Call(ctx context.Context, _ consent.ConversationID, tool string, args json.RawMessage) agent.Result {
+	var a any
+	if len(args) > 0 {
+		a = args
+	}
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: a})
+	if err != nil {
+		return agent.Result{IsError: true, Object: map[string]any{"ok": false, "code": "transport_error", "error": err.Error()}}
+	}
+	out := agent.Result{IsError: res.IsError}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			if out.Object == nil {
+				_ = json.Unmarshal([]byte(c.Text), &out.Object)
+			}
+		case *mcp.ImageContent:
+			out.Image = c.Data
+		}
+	}
+	if out.Object == nil {
+		out.Object = map[string]any{"ok": false, "code": "unreadable_result"}
+	}
+	return out
+}
+
+// jRig is the console under test.
+type jRig struct {
+	t     *testing.T
+	ctx   context.Context
+	eng   *consent.Engine
+	world *demoWorld
+	tm    *teatest.TestModel
+	log   *audit.Memory
+}
+
+func startJourneyRig(t *testing.T) *jRig {
+	t.Helper()
+	if _, err := browser.FindChromium(""); err != nil {
+		t.Skipf("no Chromium: %v", err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
+	// The console's components log to slog's default; a test's output
+	// should show the journey, not transport chatter.
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	mem := &audit.Memory{}
+	eng := consent.New(consent.Config{ReviewDelay: journeyDelay, Audit: mem})
+	t.Cleanup(eng.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, a := range eng.Snapshot().Activity {
+				t.Logf("activity %s: %s", a.Conversation, a.Text)
+			}
+			for _, c := range eng.Snapshot().Conversations {
+				for _, tab := range c.Tabs {
+					t.Logf("tab %s of %s: %s loading=%v opener=%s status=%s", tab.ID, c.ID, tab.URL, tab.Loading, tab.OpenerTabID, tab.Status)
+				}
+			}
+		}
+	})
+	w, err := startDemoWorld(ctx, &options{headless: true, mcpListen: "127.0.0.1:0", reviewDelay: journeyDelay}, eng, mem)
+	if err != nil {
+		t.Fatalf("start the demo world: %v", err)
+	}
+	t.Cleanup(w.close)
+	m := tui.New(eng, tui.Options{Version: "journey", Minter: w.agents})
+	t.Cleanup(m.Close)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	return &jRig{t: t, ctx: ctx, eng: eng, world: w, tm: tm, log: mem}
+}
+
+func jPress(s string) tea.KeyPressMsg {
+	switch s {
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	}
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+}
+
+// conversationOf finds the conversation the server created for a client:
+// the one that was not there before.
+func (r *jRig) newConversation(before map[consent.ConversationID]bool) consent.ConversationID {
+	for _, c := range r.eng.Snapshot().Conversations {
+		if !before[c.ID] {
+			return c.ID
+		}
+	}
+	r.t.Fatal("the MCP call created no conversation")
+	return ""
+}
+
+func (r *jRig) convSet() map[consent.ConversationID]bool {
+	m := map[consent.ConversationID]bool{}
+	for _, c := range r.eng.Snapshot().Conversations {
+		m[c.ID] = true
+	}
+	return m
+}
+
+// requireSiteToolRecord skips the journey while the fixture's /record does
+// not answer the site tools: save_draft reads {"saved":n} back, and with an
+// empty body the tool fails in the page. A fresh server keeps the probe out
+// of the journey's witnesses.
+func requireSiteToolRecord(t *testing.T) {
+	t.Helper()
+	s, err := fixture.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := http.Post(s.URL+"/record", "application/json", strings.NewReader(`{"tool":"probe"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Saved *int }
+	if json.NewDecoder(resp.Body).Decode(&body) != nil || body.Saved == nil {
+		t.Skip(`browser/fixture: POST /record must answer {"saved":n} for the save_draft site tool; the journey cannot pass until it does`)
+	}
+}
+
+func TestJourneyOverMCPWithTUIKeys(t *testing.T) {
+	requireSiteToolRecord(t)
+	r := startJourneyRig(t)
+	w := r.world
+	site, second := w.site, w.second
+
+	// The agent connects with the console's default token; its first call
+	// creates its conversation.
+	before := r.convSet()
+	cs := jDial(t, w.agents.server.URL(), w.agents.server.DefaultToken().Secret, "journey-agent")
+	if res := (mcpSurface{cs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
+		t.Fatalf("browser_tabs: %s", res.JSON())
+	}
+	conv := r.newConversation(before)
+
+	// A second agent with its own token: a foreign conversation.
+	tok, err := w.agents.server.MintToken("visitor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	visitor := jDial(t, w.agents.server.URL(), tok.Secret, "journey-visitor")
+
+	// The policy run: its own browser (launched with the policy) behind
+	// its own MCP endpoint.
+	psrv, err := mcpserver.New(mcpserver.Config{Surface: w.policyDispatch, Engine: r.eng, Listen: "127.0.0.1:0", Version: "journey"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	purl, err := psrv.Start(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(psrv.Close)
+	before = r.convSet()
+	pcs := jDial(t, purl, psrv.DefaultToken().Secret, "journey-policy")
+	if res := (mcpSurface{pcs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
+		t.Fatalf("browser_tabs: %s", res.JSON())
+	}
+	policyConv := r.newConversation(before)
+
+	cfg := demo.Config{
+		Surface: mcpSurface{cs}, Conv: conv, Engine: r.eng, Site: site, Second: second,
+		Visitor: mcpSurface{visitor}, PolicySurface: mcpSurface{pcs}, PolicyConv: policyConv,
+		CloseTab: w.agents.browser.CloseTab,
+	}
+	done := make(chan error, 1)
+	go func() { done <- demo.New(cfg).Run(r.ctx, demo.Journey()) }()
+
+	op := &jOperator{rig: r, conv: conv, site: site, second: second, handled: map[string]bool{}}
+	if err := op.run(done); err != nil {
+		t.Fatalf("the journey failed: %v", err)
+	}
+
+	// Witnesses at the end of the journey.
+	if n := countReq(site, "POST", "/signin"); n != 1 {
+		t.Errorf("sign-ins = %d, want 1", n)
+	}
+	if n := saveRecords(site); n != 1 {
+		t.Errorf("save_draft records = %d, want 1", n)
+	}
+	if n := second.Total(); n != 0 {
+		t.Errorf("the never-approved origin saw %d requests", n)
+	}
+	for _, kind := range []string{"kind=post", "kind=put", "kind=beacon"} {
+		if n := countQuery(site, "/record", kind); n != 0 {
+			t.Errorf("policy run: %s reached the server %d times", kind, n)
+		}
+	}
+	want := map[consent.ReviewKind]int{
+		consent.KindNavigation: 5, // open, tools page after resume, popup, redirect hop (denied), policy-run open
+		consent.KindToolCall:   1,
+		consent.KindDisclosure: 1,
+		consent.KindAction:     1,
+	}
+	for kind, n := range want {
+		if got := op.count[kind]; got != n {
+			t.Errorf("%s reviews answered = %d, want %d", kind, got, n)
+		}
+	}
+	if op.count[consent.KindRead] < 1 {
+		t.Errorf("no read review was answered")
+	}
+	for _, code := range []string{"sign_in_required", "stale_observation", "wrong_conversation", "website_blocked", "tab_closed", "user_denied"} {
+		if !r.auditHasCode(code) {
+			t.Errorf("no tool call ended with %s", code)
+		}
+	}
+
+	r.tm.Send(jPress("q"))
+	teatest.WaitFor(t, r.tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "(y/n)") }, teatest.WithDuration(5*time.Second))
+	r.tm.Send(jPress("y"))
+	r.tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+func (r *jRig) auditHasCode(code string) bool {
+	for _, rec := range r.log.Records() {
+		if rec.Kind == audit.KindToolCall && rec.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// jOperator is the person at the keyboard: it watches the engine, checks
+// the witnesses when each review is on screen, and answers with keys sent
+// to the TUI program. It signs in by hand (CDP on the page) during the
+// take-over and presses r.
+type jOperator struct {
+	rig          *jRig
+	conv         consent.ConversationID
+	site, second *fixture.Server
+
+	mu       sync.Mutex
+	handled  map[string]bool
+	count    map[consent.ReviewKind]int
+	signedIn bool
+}
+
+func (o *jOperator) run(done <-chan error) error {
+	r := o.rig
+	o.count = map[consent.ReviewKind]int{}
+	changes, stop := r.eng.Changes()
+	defer stop()
+	for {
+		st := r.eng.Snapshot()
+		switch {
+		case st.Focused != nil && !o.handled[st.Focused.ID]:
+			o.handled[st.Focused.ID] = true
+			o.answer(*st.Focused)
+			continue
+		case o.waiting(st) != nil:
+			o.bringToFront(*o.waiting(st))
+			continue
+		case r.eng.Paused(o.conv) && !o.signedIn:
+			o.signIn()
+			o.signedIn = true
+			o.key("r")
+			continue
+		}
+		select {
+		case <-changes:
+		case err := <-done:
+			return err
+		case <-r.ctx.Done():
+			r.t.Fatalf("the journey did not finish: %v; queue %+v", r.ctx.Err(), st.Queue)
+		}
+	}
+}
+
+func (o *jOperator) key(k string) { o.rig.tm.Send(jPress(k)) }
+
+// waiting is a pending review not on screen because its tab is not the
+// selected one ("needs attention").
+func (o *jOperator) waiting(st consent.State) *consent.Review {
+	for _, q := range st.Queue {
+		if !o.handled[q.ID] && (st.Focused == nil || st.Focused.ID != q.ID) {
+			return &q
+		}
+	}
+	return nil
+}
+
+// bringToFront selects the review's tab the way the operator would: tab to
+// its conversation, then ↓ to its tab.
+func (o *jOperator) bringToFront(q consent.Review) {
+	r := o.rig
+	for i := 0; i < 40; i++ {
+		st := r.eng.Snapshot()
+		if st.Focused != nil && st.Focused.ID == q.ID {
+			return
+		}
+		if !inQueue(st, q.ID) {
+			return
+		}
+		if st.Selection.Conversation != q.Conversation {
+			o.key("tab")
+		} else {
+			o.key("down")
+		}
+		// The key may reach the program before it has drawn the state it
+		// acts on; then nothing moves and the operator presses again.
+		o.waitUntil(300*time.Millisecond, func(s consent.State) bool { return s.Selection != st.Selection || !inQueue(s, q.ID) })
+	}
+	r.t.Fatalf("could not bring the review for %s (%s) to front", q.Tab, q.Origin)
+}
+
+func inQueue(st consent.State, id string) bool {
+	for _, q := range st.Queue {
+		if q.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// waitUntil waits on the engine's change signal until pred holds or
+// patience runs out (then the caller acts again).
+func (o *jOperator) waitUntil(patience time.Duration, pred func(consent.State) bool) bool {
+	r := o.rig
+	ch, stop := r.eng.Changes()
+	defer stop()
+	give := time.After(patience)
+	for {
+		if pred(r.eng.Snapshot()) {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-give:
+			return false
+		case <-r.ctx.Done():
+			r.t.Fatalf("operator: state never came: %v", r.ctx.Err())
+		}
+	}
+}
+
+// answer checks what the fixtures have seen while rev is on screen, then
+// presses a or d.
+func (o *jOperator) answer(rev consent.Review) {
+	r := o.rig
+	t := r.t
+	o.count[rev.Kind]++
+	approve := true
+	switch rev.Kind {
+	case consent.KindNavigation:
+		switch rev.Origin {
+		case o.site.URL:
+			if o.count[consent.KindNavigation] == 1 && o.site.Total() != 0 {
+				t.Errorf("%d requests reached the site before the first navigation was approved", o.site.Total())
+			}
+		case o.second.URL:
+			if n := o.second.Total(); n != 0 {
+				t.Errorf("the redirect target saw %d requests while its hop was held", n)
+			}
+			approve = false
+		default:
+			t.Errorf("navigation review for an origin the journey never opens: %s", rev.Origin)
+			approve = false
+		}
+		if rev.ApproveLabel != "Allow origin in this tab" {
+			t.Errorf("navigation review label %q", rev.ApproveLabel)
+		}
+	case consent.KindRead:
+		if rev.ApproveLabel != "Allow reading this origin" {
+			t.Errorf("read review label %q", rev.ApproveLabel)
+		}
+		if o.count[consent.KindRead] == 1 {
+			// Reading waits for the gate: the site has seen the page load
+			// (and the browser's own favicon fetch), nothing the console asked.
+			for _, q := range o.site.Requests() {
+				if q.Path != "/signin.html" && q.Path != "/favicon.ico" {
+					t.Errorf("before the first read approval the site saw %s %s", q.Method, q.Path)
+				}
+			}
+		}
+	case consent.KindToolCall:
+		if rev.ToolCall == nil || rev.ToolCall.ToolName != "save_draft" || rev.ApproveLabel != "Allow once" {
+			t.Errorf("tool-call review %+v", rev)
+		}
+		if n := saveRecords(o.site); n != 0 {
+			t.Errorf("save_draft reached the server %d times before Allow once", n)
+		}
+	case consent.KindDisclosure:
+		if rev.ApproveLabel != "Share result" {
+			t.Errorf("disclosure label %q", rev.ApproveLabel)
+		}
+		if n := saveRecords(o.site); n != 1 {
+			t.Errorf("at Share result the callback had reached the server %d times, want 1", n)
+		}
+		if jHasActivity(r.eng.Snapshot(), "callback_returned") {
+			t.Error("the agent heard the result before Share result")
+		}
+	case consent.KindAction:
+		if rev.Action == nil || rev.Action.Name != "Open popup" || rev.ApproveLabel != "Allow once" {
+			t.Errorf("action review %+v", rev)
+		}
+		if n := o.site.Count("/link.html"); n != 0 {
+			t.Errorf("/link.html requested %d times before the popup exists", n)
+		}
+	}
+	if rev.Kind == consent.KindNavigation && rev.Origin == o.site.URL && o.count[consent.KindNavigation] == 3 {
+		// The popup's own consent: nothing of its page loaded yet.
+		if n := o.site.Count("/link.html"); n != 0 {
+			t.Errorf("the popup's page was requested %d times before its navigation consent", n)
+		}
+	}
+	k := "d"
+	if approve {
+		k = "a"
+	}
+	o.press(rev, k)
+}
+
+// press sends k for rev once the review has been on screen for the
+// key-ahead guard, and presses again only if the review is still pending
+// well after (the TUI may have drawn it a moment after the engine did).
+func (o *jOperator) press(rev consent.Review, k string) {
+	r := o.rig
+	if wait := time.Until(rev.ShownAt.Add(journeyDelay + 5*time.Millisecond)); wait > 0 {
+		<-time.After(wait)
+	}
+	ch, stop := r.eng.Changes()
+	defer stop()
+	for tries := 0; tries < 20; tries++ {
+		o.key(k)
+		retry := time.After(500 * time.Millisecond)
+	wait:
+		for {
+			if !inQueue(r.eng.Snapshot(), rev.ID) {
+				return
+			}
+			select {
+			case <-ch:
+			case <-retry:
+				break wait
+			case <-r.ctx.Done():
+				r.t.Fatalf("review %s never resolved", rev.ID)
+			}
+		}
+	}
+	r.t.Fatalf("%s review for %s did not take the key %q", rev.Kind, rev.Origin, k)
+}
+
+// signIn is the person signing in by hand in the headed window; here CDP
+// types into the page while the conversation is taken over.
+func (o *jOperator) signIn() {
+	r := o.rig
+	t := r.t
+	var tab consent.TabID
+	for _, c := range r.eng.Snapshot().Conversations {
+		if c.ID == o.conv && len(c.Tabs) > 0 {
+			tab = c.Tabs[0].ID
+		}
+	}
+	page, err := r.world.agents.browser.Page(r.ctx, o.conv, tab)
+	if err != nil {
+		t.Fatalf("the operator cannot reach the tab: %v", err)
+	}
+	// Typed through CDP in the page's own world, as the person's keyboard
+	// would: rod's input helpers hold the dispatch's short call context.
+	p := page.Context(r.ctx)
+	_, err = p.Eval(`(u, pw) => {
+		const f = document.querySelector("form");
+		f.elements.username.value = u;
+		f.elements.password.value = pw;
+		f.requestSubmit();
+	}`, demo.User, demo.Password)
+	if err != nil {
+		t.Fatalf("sign in on the page: %v", err)
+	}
+	if _, err := o.site.WaitFor(r.ctx, func(q fixture.Request) bool { return q.Method == "GET" && q.Path == "/session" }); err != nil {
+		t.Fatalf("the sign-in never reached /session: %v", err)
+	}
+}
+
+func jHasActivity(st consent.State, sub string) bool {
+	for _, a := range st.Activity {
+		if strings.Contains(a.Text, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func countReq(s *fixture.Server, method, path string) int {
+	n := 0
+	for _, q := range s.Requests() {
+		if q.Method == method && q.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+func countQuery(s *fixture.Server, path, sub string) int {
+	n := 0
+	for _, q := range s.Requests() {
+		if q.Path == path && strings.Contains(q.Query, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// saveRecords counts save_draft's POSTs (the upload page's carry kind=).
+func saveRecords(s *fixture.Server) int {
+	n := 0
+	for _, q := range s.Requests() {
+		if q.Path == "/record" && q.Method == "POST" && !strings.Contains(q.Query, "kind=") {
+			n++
+		}
+	}
+	return n
+}
