@@ -184,7 +184,9 @@ func (s ToolSpec) InputSchema() (*jsonschema.Schema, error) {
 		set(prop("action", "deltaY"), minmax(-1200, 1200))
 		set(prop("action", "text"), func(p *jsonschema.Schema) { n := 8000; p.MaxLength = &n })
 	case "web_use":
-		set(prop("command"), func(p *jsonschema.Schema) { p.Enum = []any{"list_pages", "observe", "act", "verify", "close"} })
+		set(prop("command"), func(p *jsonschema.Schema) {
+			p.Enum = []any{"list_pages", "open", "observe", "act", "verify", "navigate", "close"}
+		})
 	case "browser_batch":
 		set(prop("steps"), func(p *jsonschema.Schema) { lo, hi := 1, MaxBatchSteps; p.MinItems, p.MaxItems = &lo, &hi })
 	case "browser_verify":

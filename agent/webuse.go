@@ -15,7 +15,9 @@ import (
 
 // The web_use profile (--tools web_use) exposes the same dispatch as one
 // tool, web_use {command, page_context_token?, web_session_id?, arguments?},
-// with commands list_pages, observe, act, verify and close.
+// with commands list_pages, observe, act, verify and close, plus open and
+// navigate: this console's pages are the tabs an agent opens, behind the
+// same navigation gate.
 //
 // Invariants:
 //   - A page_context_token is minted by list_pages for one page and is
@@ -52,10 +54,10 @@ const (
 
 // WebUseArgs is the one tool's argument shape.
 type WebUseArgs struct {
-	Command          string          `json:"command" jsonschema:"list_pages, observe, act, verify or close"`
+	Command          string          `json:"command" jsonschema:"list_pages, open, observe, act, verify, navigate or close"`
 	PageContextToken string          `json:"page_context_token,omitempty" jsonschema:"one-time token of a page from list_pages; the first observe of a page needs it"`
 	WebSessionID     string          `json:"web_session_id,omitempty" jsonschema:"session from an observe; act, verify, later observes and close use it"`
-	Arguments        json.RawMessage `json:"arguments,omitempty" jsonschema:"observe: {includeImage?, cursor?, since?, textChars?}; act: {observationId, action}; verify: {assertion, value}"`
+	Arguments        json.RawMessage `json:"arguments,omitempty" jsonschema:"open: {url, background?}; observe: {includeImage?, cursor?, since?, textChars?}; act: {observationId, action}; verify: {assertion, value}; navigate: {url} or {action: back|forward|reload}"`
 }
 
 type webObserveArgs struct {
@@ -180,11 +182,27 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 			return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), ""
 		}
 		return d.listPages(ctx, conv), ""
-	case "observe", "act", "verify":
+	case "open":
+		// Not one of the five commands of the Web Use design, whose pages
+		// exist before the agent runs; here an agent's pages are the tabs it
+		// opens, so it needs this to have any. Same navigation gate.
+		var oa OpenArgs
+		if err := decode(a.Arguments, &oa); err != nil {
+			return fail(err), ""
+		}
+		if oa.TabID != "" {
+			return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "open takes url and background; to load a URL in a page use navigate with its web_session_id")), ""
+		}
+		res, tab := d.open(ctx, conv, oa)
+		if res.IsError {
+			return res, tab
+		}
+		return withFields(d.listPages(ctx, conv), map[string]any{"opened_tab_id": string(tab)}), tab
+	case "observe", "act", "verify", "navigate":
 	case "close":
 		return d.closeSession(conv, a.WebSessionID), ""
 	default:
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "command must be list_pages, observe, act, verify or close")), ""
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "command must be list_pages, open, observe, act, verify, navigate or close")), ""
 	}
 	// A token always names the page (any session id next to it yields to
 	// it); without one, the session does.
@@ -199,6 +217,14 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), s.tab
 	}
 	switch a.Command {
+	case "navigate":
+		var na NavigateArgs
+		if err := decode(a.Arguments, &na); err != nil {
+			return fail(err), s.tab
+		}
+		na.TabID = string(s.tab)
+		res, tab := d.navigate(ctx, conv, na)
+		return withFields(res, map[string]any{"web_session_id": s.id}), tab
 	case "observe":
 		var oa webObserveArgs
 		if err := decode(a.Arguments, &oa); err != nil {
@@ -511,8 +537,8 @@ func withFields(r Result, fields map[string]any) Result {
 var WebUseSpecs = []ToolSpec{{
 	Name:  "web_use",
 	Title: "Use the supervised browser",
-	Description: "One tool for the supervised browser. command list_pages lists your pages (tab_id, url, title, visible, focused, opener_tab_id) each with a one-time page_context_token." +
-		" observe with a page's token opens a web_session_id for that page (reused for the same page); later observe, act {observationId, action} and verify {assertion, value} take the web_session_id; close ends it." +
+	Description: "One tool for the supervised browser. command list_pages lists your pages (tab_id, url, title, visible, focused, opener_tab_id) each with a one-time page_context_token; open {url} opens a new page (the person approves each new origin) and lists again." +
+		" observe with a page's token opens a web_session_id for that page (reused for the same page); later observe, act {observationId, action}, verify {assertion, value} and navigate {url} take the web_session_id; close ends it." +
 		" A token works once, only for you and only while the page is as listed (page_context_stale: list again)." +
 		" If a session was lost (web_session_not_found with recovery_tab_id), nothing was sent: list_pages and observe that tab with its new token." +
 		" The person approves navigation, reading and each action as with the other tools." + descUncertain + descHandoff + descUntrusted,

@@ -214,3 +214,26 @@ func TestE2EWebUseActPassesTheSameGates(t *testing.T) {
 		t.Errorf("act with only a token = %v", res)
 	}
 }
+
+func TestE2EWebUseOpenAndNavigateBehindTheNavigationGate(t *testing.T) {
+	e := newE2E(t)
+	p := e.start("web_use", map[string]any{"command": "open", "arguments": map[string]any{"url": e.site.URL + "/e2e/batch.html"}})
+	e.op.approve(consent.KindNavigation, e.site.URL)
+	got := wantOK(t, p.result())
+	tab, _ := got["opened_tab_id"].(string)
+	pages, _ := got["pages"].([]any)
+	if tab == "" || len(pages) != 1 || pages[0].(map[string]any)["page_context_token"] == nil {
+		t.Fatalf("open = %v", got)
+	}
+	pr := e.start("web_use", map[string]any{"command": "observe", "page_context_token": pages[0].(map[string]any)["page_context_token"]})
+	e.op.approve(consent.KindRead, e.site.URL)
+	ws := wantOK(t, pr.result())["web_session_id"]
+	nav := wantOK(t, e.call("web_use", map[string]any{"command": "navigate", "web_session_id": ws,
+		"arguments": map[string]any{"url": e.site.URL + "/form.html"}}))
+	if nav["outcome"] != "navigation_finished" || !strings.HasSuffix(nav["url"].(string), "/form.html") {
+		t.Errorf("navigate = %v", nav)
+	}
+	if e.site.Count("/form.html") != 1 {
+		t.Errorf("the site saw /form.html %d times", e.site.Count("/form.html"))
+	}
+}
