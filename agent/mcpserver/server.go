@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,9 @@ type Config struct {
 	// Tools is the published tool surface (--tools). Nil: agent.Specs;
 	// --tools web_use passes agent.WebUseSpecs.
 	Tools []agent.ToolSpec
+	// Instructions replace the default server instructions (they name the
+	// tools, so a different Tools needs its own). Empty: the default.
+	Instructions string
 	// Version is reported as the server's version. Empty: "dev".
 	Version string
 	// Logger receives transport diagnostics. Nil: discarded.
@@ -147,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 		ended:    make(map[string]bool),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "tabwarden", Title: "tabwarden browser console", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions: cmp.Or(cfg.Instructions, instructions),
 		Logger:       log,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			s.trackSession(req.Session, tokenIDOf(req.Extra))
