@@ -162,3 +162,17 @@ func (e *e2e) awaitTabLoaded(tab, url string) {
 		}
 	}
 }
+
+func TestE2EUploadTargetsOnlyAFileInput(t *testing.T) {
+	e := newE2E(t)
+	tab := e.open("/upload.html")
+	obs, snap := e.observe(tab, true)
+	before := reviewsShown(e.conv, consent.KindUpload)
+	// The submit button is not a file input: refused before any review.
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, refOf(t, snap, "button", "Upload"), "a.txt", []byte("x"))), consent.CodeInvalidAction, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, "o-unknown", fileRefOf(t, snap), "a.txt", []byte("x"))), consent.CodeStaleObservation, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, fileRefOf(t, snap), "../a.txt", []byte("x"))), consent.CodeInvalidAction, false)
+	if n := reviewsShown(e.conv, consent.KindUpload) - before; n != 0 {
+		t.Errorf("%d upload reviews for refused uploads", n)
+	}
+}
