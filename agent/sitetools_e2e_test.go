@@ -41,9 +41,9 @@ func TestSiteTools(t *testing.T) {
 	}
 }
 
-// toolsFrames is how many frames tools.html embeds; each reports to
+// siteToolsFrames is how many frames tools.html embeds; each reports to
 // /frame-done once its registration settled.
-const toolsFrames = 4
+const siteToolsFrames = 4
 
 // open opens path in a new tab through the navigation review, proving no
 // request reached the site before "Allow origin in this tab", and waits for
@@ -67,9 +67,9 @@ func (r *siteRun) open(path string, frames int) string {
 	return out.TabID
 }
 
-// list runs webmcp_list_tools; the first listing on an origin shows the
+// list runs webmcp_list_tools; the first siteListing on an origin shows the
 // read review, later ones none.
-func (r *siteRun) list(tab string, read bool) *listing {
+func (r *siteRun) list(tab string, read bool) *siteListing {
 	r.t.Helper()
 	var res agent.Result
 	if read {
@@ -79,13 +79,13 @@ func (r *siteRun) list(tab string, read bool) *listing {
 	} else {
 		res = r.quiet("webmcp_list_tools", map[string]any{"tabId": tab})
 	}
-	l := &listing{}
+	l := &siteListing{}
 	siteOK(r.t, res, l)
 	if l.Support.Mode != string(r.w.mode) {
 		r.t.Fatalf("the tab's site tools run in %q mode, want %q", l.Support.Mode, r.w.mode)
 	}
 	if l.Trust != agent.TrustUntrusted {
-		r.t.Fatalf("listing trust %q", l.Trust)
+		r.t.Fatalf("siteListing trust %q", l.Trust)
 	}
 	return l
 }
@@ -103,7 +103,7 @@ func (r *siteRun) observe(tab string) string {
 // result" → observe shows the save.
 func siteJourney(t *testing.T, w *siteWorld) {
 	r := w.newRun(t)
-	tab := r.open("/tools.html", toolsFrames)
+	tab := r.open("/tools.html", siteToolsFrames)
 	l := r.list(tab, true)
 	for _, name := range []string{"read_status", "save_draft", "slow_save", "read_session", "frame_same", "frame_delegated"} {
 		l.id(t, name)
@@ -186,7 +186,7 @@ func siteJourney(t *testing.T, w *siteWorld) {
 // records); the call reports an uncertain outcome, never a retry.
 func siteTakeOverCancels(t *testing.T, w *siteWorld) {
 	r := w.newRun(t)
-	tab := r.open("/tools.html", toolsFrames)
+	tab := r.open("/tools.html", siteToolsFrames)
 	l := r.list(tab, true)
 	call := r.start("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": l.id(t, "slow_save"), "input": map[string]any{"delayMs": 120000}})
 	r.op.approve(consent.KindToolCall, r.srv.URL)
@@ -207,46 +207,46 @@ func siteTakeOverCancels(t *testing.T, w *siteWorld) {
 	}
 }
 
-// capture tees every MCP response body into a buffer, so the test greps
+// siteCapture tees every MCP response body into a buffer, so the test greps
 // the bytes on the wire, not only what the SDK client made of them.
-type capture struct {
+type siteCapture struct {
 	secret string
-	wire   *syncBuffer
+	wire   *siteSyncBuffer
 }
 
-func (c capture) RoundTrip(req *http.Request) (*http.Response, error) {
+func (c siteCapture) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+c.secret)
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	res.Body = teeBody{res.Body, c.wire}
+	res.Body = siteTeeBody{res.Body, c.wire}
 	return res, nil
 }
 
-type teeBody struct {
+type siteTeeBody struct {
 	body interface {
 		Read([]byte) (int, error)
 		Close() error
 	}
-	to *syncBuffer
+	to *siteSyncBuffer
 }
 
-func (b teeBody) Read(p []byte) (int, error) {
+func (b siteTeeBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	_, _ = b.to.Write(p[:n])
 	return n, err
 }
-func (b teeBody) Close() error { return b.body.Close() }
+func (b siteTeeBody) Close() error { return b.body.Close() }
 
-// mcpCall is a CallTool running while the test plays the operator.
-type mcpCall struct {
+// siteMCPCall is a CallTool running while the test plays the operator.
+type siteMCPCall struct {
 	ch chan *mcp.CallToolResult
 }
 
-func startMCPCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) *mcpCall {
-	c := &mcpCall{ch: make(chan *mcp.CallToolResult, 1)}
+func siteStartMCPCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) *siteMCPCall {
+	c := &siteMCPCall{ch: make(chan *mcp.CallToolResult, 1)}
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
@@ -258,7 +258,7 @@ func startMCPCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool
 	return c
 }
 
-func (c *mcpCall) wait(t *testing.T, ctx context.Context) *mcp.CallToolResult {
+func (c *siteMCPCall) wait(t *testing.T, ctx context.Context) *mcp.CallToolResult {
 	t.Helper()
 	select {
 	case res := <-c.ch:
@@ -269,10 +269,10 @@ func (c *mcpCall) wait(t *testing.T, ctx context.Context) *mcp.CallToolResult {
 	}
 }
 
-func (c *mcpCall) returned() bool { return len(c.ch) > 0 }
+func (c *siteMCPCall) returned() bool { return len(c.ch) > 0 }
 
-// structured decodes a result's structuredContent into v.
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+// siteStructured decodes a result's structuredContent into v.
+func siteStructured(t *testing.T, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
@@ -283,8 +283,8 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
-// renderTUI draws the operator's screen for the engine's current state.
-func renderTUI(eng *consent.Engine) string {
+// siteRenderTUI draws the operator's screen for the engine's current state.
+func siteRenderTUI(eng *consent.Engine) string {
 	m := tui.New(eng, tui.Options{})
 	defer m.Close()
 	next, _ := m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
@@ -318,33 +318,33 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ms.Close)
-	wire := &syncBuffer{}
+	wire := &siteSyncBuffer{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "site-e2e", Version: "1.0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: capture{secret: ms.DefaultToken().Secret, wire: wire}}, MaxRetries: -1,
+		Endpoint: url, HTTPClient: &http.Client{Transport: siteCapture{secret: ms.DefaultToken().Secret, wire: wire}}, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 
-	open := startMCPCall(t, ctx, cs, "browser_open", map[string]any{"url": srv.URL + "/tools.html"})
+	open := siteStartMCPCall(t, ctx, cs, "browser_open", map[string]any{"url": srv.URL + "/tools.html"})
 	nav := op.await(consent.KindNavigation, srv.URL)
 	conv := nav.Conversation
-	t.Cleanup(func() { closeConvTabs(w.br, conv) })
+	t.Cleanup(func() { siteCloseConvTabs(w.br, conv) })
 	op.decide(nav, true)
 	var opened struct {
 		TabID string `json:"tabId"`
 	}
-	structured(t, open.wait(t, ctx), &opened)
-	srv.waitCount(t, ctx, "/frame-done", toolsFrames)
+	siteStructured(t, open.wait(t, ctx), &opened)
+	srv.waitCount(t, ctx, "/frame-done", siteToolsFrames)
 
-	list := startMCPCall(t, ctx, cs, "webmcp_list_tools", map[string]any{"tabId": opened.TabID})
+	list := siteStartMCPCall(t, ctx, cs, "webmcp_list_tools", map[string]any{"tabId": opened.TabID})
 	op.approve(consent.KindRead, srv.URL)
-	l := &listing{}
-	structured(t, list.wait(t, ctx), l)
+	l := &siteListing{}
+	siteStructured(t, list.wait(t, ctx), l)
 
-	call := startMCPCall(t, ctx, cs, "webmcp_call_tool", map[string]any{"tabId": opened.TabID, "toolId": l.id(t, "read_session")})
+	call := siteStartMCPCall(t, ctx, cs, "webmcp_call_tool", map[string]any{"tabId": opened.TabID, "toolId": l.id(t, "read_session")})
 	op.approve(consent.KindToolCall, srv.URL)
 	share := op.await(consent.KindDisclosure, srv.URL)
 	if srv.count("/session") != 1 {
@@ -353,7 +353,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	if share.Disclosure == nil || !strings.Contains(share.Disclosure.Result, srv.canary) {
 		t.Fatalf("the share review does not show the complete result: %+v", share.Disclosure)
 	}
-	if screen := renderTUI(w.eng); !strings.Contains(screen, srv.canary) {
+	if screen := siteRenderTUI(w.eng); !strings.Contains(screen, srv.canary) {
 		t.Fatalf("positive control: the share review on screen does not show the secret:\n%s", screen)
 	}
 	if call.returned() || strings.Contains(wire.String(), srv.canary) {
@@ -363,7 +363,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 
 	res := call.wait(t, ctx)
 	var env siteEnvelope
-	structured(t, res, &env)
+	siteStructured(t, res, &env)
 	if !res.IsError || env.Code != string(consent.CodeResultWithheld) || !env.Dispatched || !env.MayHaveChangedState || env.RetrySafe {
 		t.Fatalf("denied share: isError=%v %+v", res.IsError, env)
 	}
@@ -376,7 +376,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 		t.Errorf("the secret reached the MCP client: %s", full)
 	}
 	if !strings.Contains(wire.String(), string(consent.CodeResultWithheld)) {
-		t.Errorf("the wire capture missed the withheld result; the grep above proves nothing")
+		t.Errorf("the wire siteCapture missed the withheld result; the grep above proves nothing")
 	}
 
 	raw, err := os.ReadFile(w.auditPath)
@@ -415,7 +415,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 			t.Errorf("the secret is in the activity log: %q", a.Text)
 		}
 	}
-	if screen := renderTUI(w.eng); strings.Contains(screen, srv.canary) {
+	if screen := siteRenderTUI(w.eng); strings.Contains(screen, srv.canary) {
 		t.Errorf("the secret is on the operator's screen after the denial:\n%s", screen)
 	}
 }
@@ -437,7 +437,7 @@ func siteHostile(t *testing.T, w *siteWorld) {
 	if took > 5*time.Second {
 		t.Errorf("hostile discovery took %v, the issue allows 5 s", took)
 	}
-	l := &listing{}
+	l := &siteListing{}
 	siteOK(t, res, l)
 	listed := l.names()
 	for _, name := range []string{"ok_tool", "huge_result"} {
@@ -512,7 +512,7 @@ func siteHostile(t *testing.T, w *siteWorld) {
 // invalid_input before any review, and nothing reaches the site.
 func siteInvalidInput(t *testing.T, w *siteWorld) {
 	r := w.newRun(t)
-	tab := r.open("/tools.html", toolsFrames)
+	tab := r.open("/tools.html", siteToolsFrames)
 	l := r.list(tab, true)
 	before := r.srv.total()
 	for _, c := range []struct{ tool, input string }{
@@ -536,10 +536,10 @@ func siteInvalidInput(t *testing.T, w *siteWorld) {
 }
 
 // siteStaleTool: a toolId from before a navigation is stale_tool, refused
-// before any review; a fresh listing mints a new one.
+// before any review; a fresh siteListing mints a new one.
 func siteStaleTool(t *testing.T, w *siteWorld) {
 	r := w.newRun(t)
-	tab := r.open("/tools.html", toolsFrames)
+	tab := r.open("/tools.html", siteToolsFrames)
 	old := r.list(tab, true).id(t, "save_draft")
 
 	// Same origin, same tab: the navigation grant covers it, no review.
@@ -547,7 +547,7 @@ func siteStaleTool(t *testing.T, w *siteWorld) {
 		Outcome string `json:"outcome"`
 	}
 	siteOK(t, r.quiet("browser_navigate", map[string]any{"tabId": tab, "url": r.srv.URL + "/tools.html"}), &nav)
-	r.srv.waitCount(t, r.ctx, "/frame-done", 2*toolsFrames)
+	r.srv.waitCount(t, r.ctx, "/frame-done", 2*siteToolsFrames)
 	before := r.srv.total()
 	input := map[string]any{"title": "after navigation"}
 	siteFail(t, r.quiet("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": old, "input": input}), consent.CodeStaleTool, false)

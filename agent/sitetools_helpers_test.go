@@ -62,7 +62,7 @@ func startSiteServer(t *testing.T) *siteServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &siteServer{canary: "CANARY-SESSION-" + randomHex(t, 12), changed: make(chan struct{})}
+	s := &siteServer{canary: "CANARY-SESSION-" + siteRandomHex(t, 12), changed: make(chan struct{})}
 	files := http.FileServerFS(site)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/record", func(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +164,7 @@ func (s *siteServer) waitCount(t *testing.T, ctx context.Context, path string, n
 	}
 }
 
-func randomHex(t *testing.T, n int) string {
+func siteRandomHex(t *testing.T, n int) string {
 	t.Helper()
 	b := make([]byte, n)
 	if _, err := crand.Read(b); err != nil {
@@ -173,19 +173,19 @@ func randomHex(t *testing.T, n int) string {
 	return fmt.Sprintf("%x", b)
 }
 
-// syncBuffer is an io.Writer several goroutines (loggers, transports) share.
-type syncBuffer struct {
+// siteSyncBuffer is an io.Writer several goroutines (loggers, transports) share.
+type siteSyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *siteSyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *siteSyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -202,7 +202,7 @@ type siteWorld struct {
 	br        *browser.Browser
 	auditPath string
 	audit     *audit.FileLog
-	appLog    *syncBuffer
+	appLog    *siteSyncBuffer
 	logger    *slog.Logger
 
 	mu    sync.Mutex
@@ -220,7 +220,7 @@ func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 		t.Skipf("no Chromium on this machine: %v", err)
 	}
 	dir := t.TempDir()
-	w := &siteWorld{mode: mode, appLog: &syncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl"), shown: map[consent.ConversationID][]consent.Review{}}
+	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl"), shown: map[consent.ConversationID][]consent.Review{}}
 	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
 	if w.audit, err = audit.Open(w.auditPath); err != nil {
@@ -292,14 +292,14 @@ func (w *siteWorld) newRun(t *testing.T) *siteRun {
 	w.eng.Select(r.conv, "")
 	r.d = agent.NewDispatcher(agent.DispatcherConfig{Engine: w.eng, Browser: w.br, Audit: w.audit})
 	t.Cleanup(func() {
-		closeConvTabs(w.br, r.conv)
+		siteCloseConvTabs(w.br, r.conv)
 		r.d.Close()
 		w.eng.RemoveConversation(r.conv)
 	})
 	return r
 }
 
-func closeConvTabs(br *browser.Browser, conv consent.ConversationID) {
+func siteCloseConvTabs(br *browser.Browser, conv consent.ConversationID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, tab := range br.Tabs(conv) {
@@ -497,8 +497,8 @@ func siteFail(t *testing.T, res agent.Result, code consent.Code, dispatched bool
 	return e
 }
 
-// listing is webmcp_list_tools' result as the agent reads it.
-type listing struct {
+// siteListing is webmcp_list_tools' result as the agent reads it.
+type siteListing struct {
 	Tools []struct {
 		ToolID      string          `json:"toolId"`
 		Name        string          `json:"name"`
@@ -517,7 +517,7 @@ type listing struct {
 	Trust string `json:"trust"`
 }
 
-func (l *listing) id(t *testing.T, name string) string {
+func (l *siteListing) id(t *testing.T, name string) string {
 	t.Helper()
 	for _, tl := range l.Tools {
 		if tl.Name == name {
@@ -528,7 +528,7 @@ func (l *listing) id(t *testing.T, name string) string {
 	return ""
 }
 
-func (l *listing) names() []string {
+func (l *siteListing) names() []string {
 	var out []string
 	for _, tl := range l.Tools {
 		out = append(out, tl.Name)
@@ -537,7 +537,7 @@ func (l *listing) names() []string {
 }
 
 // rejected returns the code of name's rejectedTools entry ("" if none).
-func (l *listing) rejected(name string) string {
+func (l *siteListing) rejected(name string) string {
 	for _, r := range l.RejectedTools {
 		if r.Name != nil && *r.Name == name {
 			return r.Code
