@@ -47,7 +47,7 @@ const siteToolsFrames = 4
 
 // open opens path in a new tab through the navigation review, proving no
 // request reached the site before "Allow origin in this tab", and waits for
-// frames frame reports (the page's tools are then all registered).
+// that many /frame-done reports (the page's tools are then all registered).
 func (r *siteRun) open(path string, frames int) string {
 	r.t.Helper()
 	c := r.start("browser_open", map[string]any{"url": r.srv.URL + path})
