@@ -519,6 +519,11 @@ func (b *Browser) CloseTab(ctx context.Context, conv consent.ConversationID, id 
 	if _, err := (proto.TargetCloseTarget{TargetID: t.target}).Call(b.rod().Context(cctx)); err != nil {
 		return b.opFailed("close the tab", err)
 	}
+	// Chromium's targetDestroyed event comes later; until it does the tab
+	// must already be closed for every caller, so a use right after close
+	// is tab_closed rather than a dead CDP session. The event's second
+	// pass finds nothing left to do.
+	b.onTargetDestroyed(t.target)
 	return nil
 }
 
