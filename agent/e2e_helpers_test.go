@@ -62,8 +62,9 @@ func TestMain(m *testing.M) {
 // browser-free tests never pay for it.
 func chromium(t *testing.T) {
 	t.Helper()
+	fixture.NeedChromium(t)
 	if _, err := browser.FindChromium(""); err != nil {
-		t.Skipf("no Chromium on this machine: %v", err)
+		t.Fatalf("no Chromium: %v", err)
 	}
 	shared.once.Do(func() {
 		shared.engLog = &audit.Memory{}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tabwarden/tabwarden/browser/fixture"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -216,9 +217,7 @@ type siteWorld struct {
 // enable (the tests check the mode each tab actually got).
 func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 	t.Helper()
-	if _, err := browser.FindChromium(""); err != nil {
-		t.Skipf("no Chromium on this machine: %v", err)
-	}
+	fixture.NeedChromium(t)
 	dir := t.TempDir()
 	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl"), shown: map[consent.ConversationID][]consent.Review{}}
 	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -10,9 +10,10 @@ import (
 )
 
 func TestAttachByHTTPEndpoint(t *testing.T) {
+	fixture.NeedChromium(t)
 	bin, err := FindChromium("")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	args := append([]string{}, baseFlags...)
 	args = append(args, "--headless=new", "--remote-debugging-port=0",

@@ -16,9 +16,7 @@ const conv = consent.ConversationID("c1")
 
 func needChromium(t *testing.T) {
 	t.Helper()
-	if _, err := FindChromium(""); err != nil {
-		t.Skipf("no Chromium on this machine: %v", err)
-	}
+	fixture.NeedChromium(t)
 }
 
 type env struct {

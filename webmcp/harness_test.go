@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	twfixture "github.com/tabwarden/tabwarden/browser/fixture"
 	"io"
 	"net"
 	"net/http"
@@ -142,9 +143,7 @@ func TestMain(m *testing.M) {
 // (127.0.0.1 vs localhost) are out-of-process frames in their own sessions.
 func browserFor(t *testing.T, native bool) *rod.Browser {
 	t.Helper()
-	if _, err := os.Stat(chromiumBin); err != nil {
-		t.Skip("no Chromium at " + chromiumBin)
-	}
+	twfixture.NeedChromium(t)
 	browsersMu.Lock()
 	defer browsersMu.Unlock()
 	if b := browsers[native]; b != nil {
