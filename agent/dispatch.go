@@ -27,6 +27,9 @@ type Browser interface {
 	History(ctx context.Context, conv consent.ConversationID, id consent.TabID, action string) error
 	Tab(id consent.TabID) (consent.TabInfo, error)
 	Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error)
+	// Available is nil while Chromium runs; after a crash it starts the
+	// relaunch and answers browser_unavailable until the new one is up.
+	Available() error
 }
 
 // Dispatcher maps each DESIGN §5 tool onto the consent engine and the
@@ -93,6 +96,14 @@ func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool
 func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) (Result, consent.TabID) {
 	if conv == "" {
 		return fail(consent.Errorf(consent.CodeMissingSession, consent.NextListTabs, "this call carries no conversation identity")), ""
+	}
+	// After a crash every old tab is gone; the agent must hear that the
+	// browser is coming back, not that its tab closed. web_use waits for
+	// the restart itself (webuse.go).
+	if tool != "web_use" {
+		if err := d.browser.Available(); err != nil {
+			return fail(err), ""
+		}
 	}
 	if tool != "browser_job" && tool != "browser_tabs" {
 		if err := d.jobs.pending(conv); err != nil {
@@ -525,8 +536,12 @@ func (d *Dispatcher) handoff(conv consent.ConversationID, a HandoffArgs) (Result
 			return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that tab belongs to another conversation")), tab
 		}
 	}
-	if err := d.engine.TakeOver(conv); err != nil {
-		return fail(err), tab
+	// A second handoff while paused changes nothing: the person already
+	// has the browser, and a repeated take-over would only add noise.
+	if !d.engine.Paused(conv) {
+		if err := d.engine.TakeOver(conv); err != nil {
+			return fail(err), tab
+		}
 	}
 	if tab != "" {
 		d.engine.FocusTab(tab)
