@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -176,19 +177,14 @@ func TestE2EBatchPendingAndCooperativeCancel(t *testing.T) {
 	e := newE2E(t)
 	held := make(chan int)
 	release := make(chan struct{})
-	e.d.SetBeforeStep(func(i int) {
-		if i == 1 {
-			held <- i
-			<-release
-		}
-	})
+	e.d.SetBeforeStep(holdStep(t, held, release))
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
 	id, _ := e.submitBatch(tab, []map[string]any{
 		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
 		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
 	})
-	<-held // step 1 ran; step 2 waits
+	e.awaitHeld(id, held) // step 1 ran; step 2 waits
 	res := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeJobPending, false)
 	if !strings.Contains(res["error"].(string), id) {
 		t.Errorf("job_pending does not name the job: %v", res["error"])
@@ -220,12 +216,7 @@ func TestE2EBatchCloseStopsTheJob(t *testing.T) {
 	defer func() { e.d = d }()
 	held := make(chan int)
 	release := make(chan struct{})
-	e.d.SetBeforeStep(func(i int) {
-		if i == 1 {
-			held <- i
-			<-release
-		}
-	})
+	e.d.SetBeforeStep(holdStep(t, held, release))
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
 	id, _ := e.submitBatch(tab, []map[string]any{
@@ -233,7 +224,7 @@ func TestE2EBatchCloseStopsTheJob(t *testing.T) {
 		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
 	})
 	done := e.d.JobDone(id)
-	<-held
+	e.awaitHeld(id, held)
 	closed := make(chan struct{})
 	go func() {
 		e.d.Close()
@@ -253,5 +244,40 @@ func TestE2EBatchCloseStopsTheJob(t *testing.T) {
 	_, snap = e.observe(tab, false)
 	if strings.Contains(snap, "beta") {
 		t.Errorf("a step ran after Close:\n%s", snap)
+	}
+}
+
+// awaitHeld waits until the job's beforeStep hook holds step 2; a job that
+// ended before getting there fails the test instead of hanging it.
+func (e *e2e) awaitHeld(id string, held <-chan int) {
+	e.t.Helper()
+	select {
+	case <-held:
+	case <-e.d.JobDone(id):
+		e.t.Fatalf("the job ended before step 2: %s", e.call("browser_job", map[string]any{"jobId": id}).JSON())
+	case <-e.ctx.Done():
+		e.t.Fatal("the job never reached step 2")
+	}
+}
+
+// holdStep is a beforeStep hook that holds step 2 until release closes. It
+// lets go when the test ends, so a failing test never leaves the job's
+// goroutine (and the dispatcher's Close) waiting.
+func holdStep(t *testing.T, held chan<- int, release <-chan struct{}) func(int) {
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop) // runs before newE2E's cleanup closes the dispatcher
+	return func(i int) {
+		if i != 1 {
+			return
+		}
+		select {
+		case held <- i:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
 	}
 }
