@@ -197,9 +197,11 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 	if err != nil {
 		return fail(err), tab
 	}
-	// The plan op ends when this call returns; the job's steps take the tab
-	// one op at a time, and job_pending keeps the conversation's other
-	// calls out in between.
+	// The plan op lets go of the tab before the first step takes it (End
+	// is idempotent; the deferred one is then a no-op). The job's steps
+	// take the tab one op at a time, and job_pending, registered above,
+	// keeps the conversation's other calls out in between.
+	op.End()
 	d.jobs.wg.Add(1)
 	go func() {
 		defer d.jobs.wg.Done()
