@@ -19,11 +19,12 @@ import (
 	"github.com/tabwarden/tabwarden/tui"
 )
 
-// Header texts for the parts of the console whose engines land in later
-// issues. They say so plainly rather than pretend.
+// Header texts while the browser and the MCP server are not (yet) up: in
+// --script mode they never start, since scripted requests exercise the
+// screen alone.
 const (
-	browserNotStarted = "not started (arrives with the browser engine)"
-	mcpNotStarted     = "not started (arrives with the agent bridge)"
+	browserNotStarted = "not started (--script drives the screen only)"
+	mcpNotStarted     = "not started (--script drives the screen only)"
 )
 
 // runConsole is `tabwarden` without a command: it validates everything it
