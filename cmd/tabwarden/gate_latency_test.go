@@ -96,14 +96,20 @@ func BenchmarkGateLatency(b *testing.B) {
 	}
 	defer agents.close()
 
-	shown := make(chan time.Time, 4)
-	decided := make(chan time.Time, 4)
+	// Listeners must never block the engine: sends drop when full, and
+	// each round drains what earlier rounds left.
+	shown := make(chan time.Time, 64)
+	decided := make(chan time.Time, 64)
 	defer eng.Listen(func(ev consent.Event) {
-		switch ev.Kind {
-		case consent.EventReviewShown:
-			shown <- time.Now()
-		case consent.EventDecision:
-			decided <- time.Now()
+		ch := decided
+		if ev.Kind == consent.EventReviewShown {
+			ch = shown
+		} else if ev.Kind != consent.EventDecision {
+			return
+		}
+		select {
+		case ch <- time.Now():
+		default:
 		}
 	})()
 
@@ -178,6 +184,8 @@ func BenchmarkGateLatency(b *testing.B) {
 		b.StopTimer()
 		obs, ref := observe()
 		b.StartTimer()
+		drain(shown)
+		drain(decided)
 		done := make(chan *mcp.CallToolResult, 1)
 		t0 := time.Now()
 		go func() {
@@ -252,5 +260,15 @@ func recv(b *testing.B, ch <-chan time.Time, what string) time.Time {
 	case <-time.After(20 * time.Second):
 		b.Fatalf("no %s", what)
 		return time.Time{}
+	}
+}
+
+func drain(ch chan time.Time) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
 	}
 }
