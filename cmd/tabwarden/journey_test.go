@@ -17,7 +17,6 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -104,9 +103,7 @@ type jRig struct {
 
 func startJourneyRig(t *testing.T) *jRig {
 	t.Helper()
-	if _, err := browser.FindChromium(""); err != nil {
-		t.Skipf("no Chromium: %v", err)
-	}
+	fixture.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
 	// The console's components log to slog's default; a test's output
 	// should show the journey, not transport chatter.
@@ -171,30 +168,7 @@ func (r *jRig) convSet() map[consent.ConversationID]bool {
 	return m
 }
 
-// requireSiteToolRecord skips the journey while the fixture's /record does
-// not answer the site tools: save_draft reads {"saved":n} back, and with an
-// empty body the tool fails in the page. A fresh server keeps the probe out
-// of the journey's witnesses.
-func requireSiteToolRecord(t *testing.T) {
-	t.Helper()
-	s, err := fixture.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	resp, err := http.Post(s.URL+"/record", "application/json", strings.NewReader(`{"tool":"probe"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct{ Saved *int }
-	if json.NewDecoder(resp.Body).Decode(&body) != nil || body.Saved == nil {
-		t.Skip(`browser/fixture: POST /record must answer {"saved":n} for the save_draft site tool; the journey cannot pass until it does`)
-	}
-}
-
 func TestJourneyOverMCPWithTUIKeys(t *testing.T) {
-	requireSiteToolRecord(t)
 	r := startJourneyRig(t)
 	w := r.world
 	site, second := w.site, w.second
