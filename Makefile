@@ -23,8 +23,8 @@ build:
 test: deps
 	$(GO) test -race ./...
 
-# The demo journey lands with the agent bridge; until then `tabwarden demo`
-# says so and exits 3, and so does this target.
+# The demo runs headed; on a machine without a display use `xvfb-run -a make demo`
+# (or `tabwarden demo --headless`, without signing in by hand).
 demo: deps build
 	./$(BIN) demo
 
