@@ -141,19 +141,14 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 			return fail(consent.Errorf(consent.CodeOf(err), consent.NextNone, "step %d: %s", i+1, errMessage(err))), ""
 		}
 	}
-	tab, err := d.resolveTab(conv, a.TabID)
-	if err != nil {
-		return fail(err), ""
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "batch")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "batch")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	dt, origin, err := d.readable(op, conv, tab)
-	if err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op := p.op
+	dt := p.dt
+	origin := p.origin
 	// Refs are stable within a document, so the plan names each target by
 	// what it is now; every step re-checks that before it runs.
 	targets, err := planTargets(op.Context(), dt)

@@ -391,19 +391,13 @@ func pageOrigin(raw string) (string, error) {
 }
 
 func (d *Dispatcher) observe(ctx context.Context, conv consent.ConversationID, a ObserveArgs) (Result, consent.TabID) {
-	tab, err := d.resolveTab(conv, a.TabID)
-	if err != nil {
-		return fail(err), ""
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "observe")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "observe")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	dt, _, err := d.readable(op, conv, tab)
-	if err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op := p.op
+	dt := p.dt
 	obs, err := dt.Observe(op.Context(), dom.ObserveRequest{
 		IncludeImage: a.IncludeImage, Cursor: a.Cursor, Since: a.Since, TextChars: a.TextChars,
 	})
@@ -428,7 +422,7 @@ func (d *Dispatcher) observe(ctx context.Context, conv consent.ConversationID, a
 	if len(obs.LeftOut) > 0 {
 		fields["leftOut"] = obs.LeftOut
 	}
-	res := ok(fields)
+	res = ok(fields)
 	res.Image = obs.Image
 	return res, tab
 }
@@ -437,19 +431,14 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 	if a.ObservationID == "" {
 		return fail(consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observationId is required: observe first")), ""
 	}
-	tab, err := d.resolveTab(conv, a.TabID)
-	if err != nil {
-		return fail(err), ""
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "act")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "act")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	dt, origin, err := d.readable(op, conv, tab)
-	if err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op := p.op
+	dt := p.dt
+	origin := p.origin
 	action := dom.Action{
 		Type: a.Action.Type, Ref: a.Action.Ref, X: a.Action.X, Y: a.Action.Y,
 		Text: a.Action.Text, Value: a.Action.Value, Label: a.Action.Label, Key: a.Action.Key,
@@ -505,19 +494,13 @@ func (d *Dispatcher) verify(ctx context.Context, conv consent.ConversationID, a 
 	default:
 		return fail(consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")), ""
 	}
-	tab, err := d.resolveTab(conv, a.TabID)
-	if err != nil {
-		return fail(err), ""
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "verify")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "verify")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	dt, _, err := d.readable(op, conv, tab)
-	if err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op := p.op
+	dt := p.dt
 	vr, err := dt.Verify(op.Context(), a.Assertion, a.Value)
 	if err != nil {
 		return fail(opErr(op, err)), tab
@@ -640,4 +623,32 @@ func (d *Dispatcher) record(conv consent.ConversationID, tool string, tab consen
 	if err := d.audit.Write(rec); err != nil {
 		d.engine.Note(conv, fmt.Sprintf("audit write failed for %s: %v", tool, err), true)
 	}
+}
+
+// pageOp is a running op on a readable page: the start every tool that looks
+// at or acts on a page shares.
+type pageOp struct {
+	op     *consent.Op
+	dt     *dom.Tab
+	origin string
+}
+
+// beginPage resolves the tab, starts one op on it and passes the read gate.
+// On failure p is nil, res is the envelope and the op has already ended.
+func (d *Dispatcher) beginPage(ctx context.Context, conv consent.ConversationID, tabID, name string) (p *pageOp, res Result, tab consent.TabID) {
+	tab, err := d.resolveTab(conv, tabID)
+	if err != nil {
+		return nil, fail(err), ""
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, name)
+	if err != nil {
+		return nil, fail(err), tab
+	}
+	dt, origin, err := d.readable(op, conv, tab)
+	if err != nil {
+		res = fail(opErr(op, err))
+		op.End()
+		return nil, res, tab
+	}
+	return &pageOp{op: op, dt: dt, origin: origin}, Result{}, tab
 }

@@ -111,18 +111,12 @@ func (st *siteTools) ensure(ctx context.Context, b Browser, conv consent.Convers
 }
 
 func (d *Dispatcher) listSiteTools(ctx context.Context, conv consent.ConversationID, a ListToolsArgs) (Result, consent.TabID) {
-	tab, err := d.resolveTab(conv, a.TabID)
-	if err != nil {
-		return fail(err), ""
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "list site tools")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "list site tools")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	if _, _, err := d.readable(op, conv, tab); err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op := p.op
 	if err := d.sites.ensure(op.Context(), d.browser, conv, tab); err != nil {
 		return fail(opErr(op, err)), tab
 	}
@@ -142,22 +136,12 @@ func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.Conversation
 	if a.ToolID == "" {
 		return fail(consent.Errorf(consent.CodeStaleTool, consent.NextObserve, "toolId is required: call webmcp_list_tools first")), ""
 	}
-	tab := consent.TabID(a.TabID)
-	if tab == "" {
-		var err error
-		if tab, err = d.resolveTab(conv, ""); err != nil {
-			return fail(err), ""
-		}
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "site tool")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "site tool")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	_, origin, err := d.readable(op, conv, tab)
-	if err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op, origin := p.op, p.origin
 	input := a.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")

@@ -44,19 +44,14 @@ func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a 
 	if int64(len(data)) > d.maxUploadBytes() {
 		return fail(consent.Errorf(consent.CodeUploadTooLarge, consent.NextNone, "the file is %d bytes; at most %d", len(data), d.maxUploadBytes())), ""
 	}
-	tab, err := d.resolveTab(conv, a.TabID)
-	if err != nil {
-		return fail(err), ""
+	p, res, tab := d.beginPage(ctx, conv, a.TabID, "upload")
+	if p == nil {
+		return res, tab
 	}
-	op, err := d.engine.Begin(ctx, conv, tab, "upload")
-	if err != nil {
-		return fail(err), tab
-	}
-	defer op.End()
-	dt, origin, err := d.readable(op, conv, tab)
-	if err != nil {
-		return fail(opErr(op, err)), tab
-	}
+	defer p.op.End()
+	op := p.op
+	dt := p.dt
+	origin := p.origin
 	prep, err := dt.PrepareUpload(op.Context(), a.ObservationID, a.Ref)
 	if err != nil {
 		return fail(opErr(op, err)), tab
