@@ -64,9 +64,7 @@ type Prepared struct {
 	// Point is the viewport point of click {x,y} and scroll.
 	Point *[2]float64
 
-	tab  *Tab
-	obs  *observation
-	done bool
+	held
 }
 
 type keyDef struct {
@@ -197,7 +195,7 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	if err := t.checkFresh(ctx, o); err != nil {
 		return nil, err
 	}
-	p := &Prepared{Action: a, tab: t, obs: o}
+	p := &Prepared{Action: a, held: held{tab: t, obs: o}}
 	if a.Ref != "" {
 		var d struct {
 			jsErr
@@ -282,16 +280,7 @@ func (t *Tab) focusSensitive(ctx context.Context) (bool, error) {
 
 // Release ends a Prepared that will not be dispatched (denied, cancelled):
 // the observation's clock runs again and the observation is not consumed.
-func (p *Prepared) Release() {
-	t := p.tab
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p.done {
-		return
-	}
-	p.done = true
-	p.obs.thaw(t.now())
-}
+func (p *Prepared) Release() { p.release() }
 
 // Dispatch runs the prepared action once. It consumes the observation
 // whether or not it succeeds, re-checks freshness and the target, then sends
@@ -301,18 +290,9 @@ func (p *Prepared) Release() {
 func (p *Prepared) Dispatch(ctx context.Context) (Receipt, error) {
 	t := p.tab
 	o := p.obs
-	t.mu.Lock()
-	if p.done {
-		t.mu.Unlock()
-		return Receipt{}, invalid("this action was already dispatched or released")
+	if err := p.claim("action"); err != nil {
+		return Receipt{}, err
 	}
-	p.done = true
-	o.thaw(t.now())
-	if o.consumed {
-		t.mu.Unlock()
-		return Receipt{}, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observation %s is stale: an action already used it", o.id)
-	}
-	t.mu.Unlock()
 	if err := t.checkFresh(ctx, o); err != nil {
 		t.consume(o)
 		return Receipt{}, err

@@ -21,9 +21,7 @@ import (
 type PreparedUpload struct {
 	Target Target
 
-	tab  *Tab
-	obs  *observation
-	done bool
+	held
 }
 
 // PrepareUpload checks that ref, in observation obsID, is a connected,
@@ -48,7 +46,7 @@ func (t *Tab) PrepareUpload(ctx context.Context, obsID, ref string) (*PreparedUp
 	t.mu.Lock()
 	o.freeze(t.now())
 	t.mu.Unlock()
-	return &PreparedUpload{Target: tg, tab: t, obs: o}, nil
+	return &PreparedUpload{Target: tg, held: held{tab: t, obs: o}}, nil
 }
 
 func (t *Tab) fileTarget(ctx context.Context, ref string) (Target, error) {
@@ -76,16 +74,7 @@ func (t *Tab) fileTarget(ctx context.Context, ref string) (Target, error) {
 }
 
 // Release ends a PreparedUpload that will not run; the observation is not consumed.
-func (p *PreparedUpload) Release() {
-	t := p.tab
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p.done {
-		return
-	}
-	p.done = true
-	p.obs.thaw(t.now())
-}
+func (p *PreparedUpload) Release() { p.release() }
 
 // SetFile gives the file at path (whose base name is the name the page
 // sees) to the input, once. It consumes the observation, re-checks it and
@@ -100,18 +89,9 @@ func (p *PreparedUpload) Release() {
 func (p *PreparedUpload) SetFile(ctx context.Context, path string, wantSize int64) (Receipt, error) {
 	t := p.tab
 	o := p.obs
-	t.mu.Lock()
-	if p.done {
-		t.mu.Unlock()
-		return Receipt{}, invalid("this upload was already set or released")
+	if err := p.claim("upload"); err != nil {
+		return Receipt{}, err
 	}
-	p.done = true
-	o.thaw(t.now())
-	if o.consumed {
-		t.mu.Unlock()
-		return Receipt{}, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observation %s is stale: an action already used it", o.id)
-	}
-	t.mu.Unlock()
 	err := t.checkFresh(ctx, o)
 	t.consume(o)
 	if err != nil {
