@@ -306,49 +306,12 @@ func siteCloseConvTabs(br *browser.Browser, conv consent.ConversationID) {
 	}
 }
 
-// siteCall is a tool call running while the test plays the operator.
-type siteCall struct {
-	t   *testing.T
-	ctx context.Context
-	ch  chan agent.Result
-	res *agent.Result
-}
-
-func (r *siteRun) start(tool string, args any) *siteCall {
+func (r *siteRun) start(tool string, args any) *pending {
 	r.t.Helper()
-	raw := siteArgs(r.t, args)
-	c := &siteCall{t: r.t, ctx: r.ctx, ch: make(chan agent.Result, 1)}
+	raw := rawArgs(r.t, args)
+	c := &pending{t: r.t, ctx: r.ctx, ch: make(chan agent.Result, 1)}
 	go func() { c.ch <- r.d.Call(r.ctx, r.conv, tool, raw) }()
 	return c
-}
-
-// returned says, without waiting, whether the call has come back.
-func (c *siteCall) returned() bool {
-	if c.res != nil {
-		return true
-	}
-	select {
-	case res := <-c.ch:
-		c.res = &res
-		return true
-	default:
-		return false
-	}
-}
-
-func (c *siteCall) result() agent.Result {
-	c.t.Helper()
-	if c.res != nil {
-		return *c.res
-	}
-	select {
-	case res := <-c.ch:
-		c.res = &res
-		return res
-	case <-c.ctx.Done():
-		c.t.Fatalf("tool call did not return: %v", c.ctx.Err())
-		return agent.Result{}
-	}
 }
 
 // quiet runs a call that must show no review: a review that comes up fails
@@ -376,21 +339,6 @@ func (r *siteRun) quiet(tool string, args any) agent.Result {
 			r.t.Fatalf("%s did not return: %v", tool, r.ctx.Err())
 		}
 	}
-}
-
-func siteArgs(t *testing.T, args any) json.RawMessage {
-	t.Helper()
-	switch a := args.(type) {
-	case nil:
-		return nil
-	case string:
-		return json.RawMessage(a)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // siteOperator is the person at the keyboard: it waits for a review to come
