@@ -200,22 +200,7 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 	}
 	reserve := invMin + qMin + actMin
 
-	bn := m.bannerSection(w)
-	st.take(bn, bn.desired)
-	tk := m.tokenSection(w)
-	st.take(tk, min(tk.desired, st.avail-reserve))
-
-	panelBodyH := 0
-	if panel != nil {
-		ps := m.panelSection(panel, w)
-		chrome := panel.chromeHeight(w)
-		n := min(ps.desired, max(st.avail-reserve, chrome+1), st.avail)
-		panelBodyH = max(0, n-chrome)
-		st.take(ps, n)
-	} else {
-		ph := m.placeholder(w)
-		st.take(ph, ph.desired)
-	}
+	panelBodyH := m.stackReview(st, panel, w, reserve)
 	st.take(q, max(qMin, min(q.desired, st.avail-invMin-actMin)))
 	st.take(inv, min(inv.desired, max(st.avail-actMin, min(invMin, st.avail))))
 	st.take(section{act.desired(), act.Render}, st.avail)
@@ -236,21 +221,7 @@ func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]s
 	qC := queue{s: m.state, st: m.st}
 	q := section{len(qC.lines(rightW)), qC.Render}
 	qMin := min(q.desired, 3)
-	bn := m.bannerSection(rightW)
-	st.take(bn, bn.desired)
-	tk := m.tokenSection(rightW)
-	st.take(tk, min(tk.desired, st.avail-qMin))
-	panelBodyH := 0
-	if panel != nil {
-		ps := m.panelSection(panel, rightW)
-		chrome := panel.chromeHeight(rightW)
-		n := min(ps.desired, max(st.avail-qMin, chrome+1), st.avail)
-		panelBodyH = max(0, n-chrome)
-		st.take(ps, n)
-	} else {
-		ph := m.placeholder(rightW)
-		st.take(ph, ph.desired)
-	}
+	panelBodyH := m.stackReview(st, panel, rightW, qMin)
 	st.take(q, st.avail)
 	right := fitLines(st.out, rightW, topH)
 
@@ -262,4 +233,24 @@ func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]s
 		out = append(out, strings.Split(act.Render(w, actH), "\n")...)
 	}
 	return out, rightW, panelBodyH
+}
+
+// stackReview stacks the review column's top (take-over banner, token box,
+// then the focused review or its placeholder) at width w, leaving reserve
+// lines for the sections below. It returns the review body's height.
+func (m Model) stackReview(st *stack, panel *reviewPanel, w, reserve int) int {
+	bn := m.bannerSection(w)
+	st.take(bn, bn.desired)
+	tk := m.tokenSection(w)
+	st.take(tk, min(tk.desired, st.avail-reserve))
+	if panel == nil {
+		ph := m.placeholder(w)
+		st.take(ph, ph.desired)
+		return 0
+	}
+	ps := m.panelSection(panel, w)
+	chrome := panel.chromeHeight(w)
+	n := min(ps.desired, max(st.avail-reserve, chrome+1), st.avail)
+	st.take(ps, n)
+	return max(0, n-chrome)
 }
