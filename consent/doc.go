@@ -53,6 +53,11 @@
 //   - Audit records and activity lines never hold typed text, values or
 //     site-tool results: only sizes and sha256 digests.
 //   - Operator tabs (no conversation) are never touchable by agents.
+//   - A frozen conversation (Freeze: its agent lost the answer to an
+//     approved batch submit) stays frozen until the operator's ClearFreeze;
+//     nothing else clears it, not the job ending nor a take-over. Freezing
+//     stops nothing: Begin and Ask still serve the job's own steps, and the
+//     dispatch turns the agent's other calls away with Frozen's job_unknown.
 //
 // # Selection
 //

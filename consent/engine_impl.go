@@ -48,6 +48,8 @@ type conv struct {
 	// cancel and removal.
 	epoch  uint64
 	grants grants
+	// freeze is set while the agent cannot know a batch's outcome (freeze.go).
+	freeze *Freeze
 }
 
 type tab struct {
@@ -511,6 +513,10 @@ func (e *impl) snapshot() State {
 	sort.Slice(tabs, func(i, j int) bool { return tabs[i].seq < tabs[j].seq })
 	for _, c := range e.sortedConvsLocked() {
 		cs := ConversationState{ID: c.id, Name: c.name, Paused: c.paused, Grants: c.grants.describe()}
+		if c.freeze != nil {
+			f := *c.freeze
+			cs.Frozen = &f
+		}
 		for _, t := range tabs {
 			if t.info.Conversation != c.id {
 				continue

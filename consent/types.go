@@ -196,9 +196,13 @@ type TabState struct {
 
 // ConversationState is a conversation and its tabs as the TUI renders it.
 type ConversationState struct {
-	ID             ConversationID
-	Name           string
-	Paused         bool // taken over by the operator
+	ID     ConversationID
+	Name   string
+	Paused bool // taken over by the operator
+	// Frozen is set while the agent cannot know a batch's outcome; every op
+	// but browser_tabs and browser_job fails job_unknown until the
+	// operator clears it (Engine.ClearFreeze).
+	Frozen         *Freeze
 	NeedsAttention bool
 	Running        bool
 	Grants         []string // human-readable active grants, e.g. "read https://a.test"
@@ -248,14 +252,16 @@ type State struct {
 type EventKind string
 
 const (
-	EventSelect      EventKind = "select"       // bring Tab to front
-	EventTakeOver    EventKind = "take_over"    // pause Conversation: stop loads, clear observations
-	EventResume      EventKind = "resume"       // Conversation resumed by the operator
-	EventCancel      EventKind = "cancel"       // running op of Conversation cancelled
-	EventReviewShown EventKind = "review_shown" // Review came on screen
-	EventDecision    EventKind = "decision"     // Review resolved
-	EventKeyIgnored  EventKind = "key_ignored"  // key-ahead guard fired
-	EventTabRemoved  EventKind = "tab_removed"
+	EventSelect        EventKind = "select"       // bring Tab to front
+	EventTakeOver      EventKind = "take_over"    // pause Conversation: stop loads, clear observations
+	EventResume        EventKind = "resume"       // Conversation resumed by the operator
+	EventCancel        EventKind = "cancel"       // running op of Conversation cancelled
+	EventReviewShown   EventKind = "review_shown" // Review came on screen
+	EventDecision      EventKind = "decision"     // Review resolved
+	EventKeyIgnored    EventKind = "key_ignored"  // key-ahead guard fired
+	EventTabRemoved    EventKind = "tab_removed"
+	EventFreeze        EventKind = "freeze"         // Conversation frozen: the agent lost batch Job's answer
+	EventFreezeCleared EventKind = "freeze_cleared" // the operator cleared Conversation's freeze
 )
 
 // Event is delivered, in order and never dropped, to listeners registered
@@ -266,4 +272,5 @@ type Event struct {
 	Tab          TabID
 	Review       *Review
 	Approved     bool
+	Job          string // the batch job of EventFreeze and EventFreezeCleared
 }

@@ -38,6 +38,10 @@ const (
 	KindPolicyBlock Kind = "policy_block"
 	KindKeyIgnored  Kind = "key_ignored"
 	KindSession     Kind = "session"
+	// A conversation frozen because its agent lost a batch submit's answer
+	// (Note: the job id), and the operator's clear of it.
+	KindFreeze        Kind = "freeze"
+	KindFreezeCleared Kind = "freeze_cleared"
 )
 
 // Record is one line of the audit log. Omitted fields are left out of the JSON.

@@ -1,0 +1,88 @@
+package consent
+
+import (
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// Freeze is why a conversation is frozen: a browser_batch submit whose
+// client went away after the operator approved the plan and job Job
+// started, so the agent cannot know whether its plan runs. The console
+// knows; the agent does not, and must not guess by resubmitting (in the
+// trusted profile a resubmitted plan would run again unreviewed).
+type Freeze struct {
+	Job   string
+	Since time.Time
+}
+
+// Freeze marks conv frozen for job: from now on Frozen fails job_unknown
+// for it until the operator calls ClearFreeze. The job itself is not
+// touched: it runs or finishes on its own. A conversation already frozen
+// stays frozen for its first job (the earliest outcome the agent lost).
+// The freeze is written to the audit log and sent to listeners
+// (EventFreeze).
+func (e *Engine) Freeze(conv ConversationID, job string) error { return e.freeze(conv, job) }
+
+// ClearFreeze ends conv's freeze. Only the operator calls it (the TUI's
+// clear key), after looking at what the job did. Clearing a conversation
+// that is not frozen does nothing.
+func (e *Engine) ClearFreeze(conv ConversationID) error { return e.clearFreeze(conv) }
+
+// Frozen returns the job_unknown *Error every op of a frozen conversation
+// fails with, naming the job and the operator's clear; nil when conv is not
+// frozen (or unknown: other checks answer for an unknown conversation).
+func (e *Engine) Frozen(conv ConversationID) error { return e.frozen(conv) }
+
+func (e *impl) freeze(id ConversationID, job string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok {
+		return ErrUnknownConversation
+	}
+	if c.freeze != nil {
+		return nil
+	}
+	c.freeze = &Freeze{Job: job, Since: e.now()}
+	e.auditLocked(audit.Record{
+		Kind: audit.KindFreeze, Conversation: string(id), Tool: "browser_batch",
+		Code: string(CodeJobUnknown), By: "engine", Note: job,
+	})
+	e.addActivityLocked(id, "frozen: "+c.name+": the agent lost the answer to batch "+job+"; press u to clear once you know what it did", true)
+	e.emitLocked(Event{Kind: EventFreeze, Conversation: id, Job: job})
+	e.commitLocked()
+	return nil
+}
+
+func (e *impl) clearFreeze(id ConversationID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok {
+		return ErrUnknownConversation
+	}
+	if c.freeze == nil {
+		return nil
+	}
+	job := c.freeze.Job
+	c.freeze = nil
+	e.auditLocked(audit.Record{Kind: audit.KindFreezeCleared, Conversation: string(id), By: "operator", Note: job})
+	e.addActivityLocked(id, "freeze cleared: "+c.name+" (batch "+job+")", false)
+	e.emitLocked(Event{Kind: EventFreezeCleared, Conversation: id, Job: job})
+	e.commitLocked()
+	return nil
+}
+
+func (e *impl) frozen(id ConversationID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok || c.freeze == nil {
+		return nil
+	}
+	return Errorf(CodeJobUnknown, NextUserResume,
+		"the outcome of your last browser_batch submit is unknown to you: the call ended after the operator approved the plan, and batch job %s started. "+
+			"Do not resubmit it. This conversation is frozen until the operator clears it in the console; then read browser_job {jobId:%q} and observe the page before anything else",
+		c.freeze.Job, c.freeze.Job)
+}
