@@ -1,15 +1,31 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// activityLog shows the newest activity lines that fit, newest last.
+// activityLog shows the newest activity entries that fit, newest last.
+// An entry longer than the width wraps onto indented continuation lines
+// instead of being cut: the log is where an agent says what it will ask
+// next (the demo's instructions, credentials included), so every word of
+// an entry on screen must be readable. Only whole entries are shown,
+// except the newest, which is never dropped: if it alone is taller than
+// the section, its beginning is shown and the cut marked with "…".
 type activityLog struct {
 	s     consent.State
-	limit int // most lines shown; 0 = as many as fit
+	limit int // most entries shown; 0 = as many as fit
 	st    styles
 }
+
+// activityIndent is where an entry's text starts after "15:04:05 ! ";
+// continuation lines start there too, so the time column stays clear.
+const activityIndent = 11
+
+// activityMinText is the narrowest text column worth wrapping into;
+// below it an entry is cut to one line instead.
+const activityMinText = 20
 
 // shown is how many entries the log would show given room.
 func (a activityLog) shown() int {
@@ -28,7 +44,7 @@ func (a activityLog) names() map[consent.ConversationID]string {
 	return m
 }
 
-// Render shows the newest lines that fit in h.
+// Render shows the newest entries that fit in h.
 func (a activityLog) Render(w, h int) string { return block(a.lines(w, h), w, h) }
 
 func (a activityLog) lines(w, h int) []string {
@@ -39,28 +55,79 @@ func (a activityLog) lines(w, h int) []string {
 	if len(a.s.Activity) == 0 {
 		return append(out, "  Nothing yet.")[:min(h, 2)]
 	}
+	room := h - 1
 	names := a.names()
-	n := min(a.shown(), h-1)
-	for _, e := range a.s.Activity[len(a.s.Activity)-n:] {
-		who := names[e.Conversation]
-		if who == "" {
-			who = clean(string(e.Conversation))
+	entries := a.s.Activity[len(a.s.Activity)-a.shown():]
+	// Newest first until the next whole entry no longer fits.
+	var blocks [][]string
+	for i := len(entries) - 1; i >= 0 && room > 0; i-- {
+		b := a.entry(entries[i], names, w)
+		if len(b) > room {
+			if len(blocks) > 0 {
+				break
+			}
+			b = b[:room]
+			b[room-1] = trunc(b[room-1], w-1) + "…"
 		}
-		if who == "" {
-			who = "console"
-		}
-		mark := "  "
-		if e.Warn {
-			mark = "! "
-		}
-		line := trunc(e.Time.Format("15:04:05")+" "+mark+who+": "+clean(e.Text), w)
-		if e.Warn {
-			line = a.st.warn.Render(line)
-		}
-		out = append(out, line)
+		blocks = append(blocks, b)
+		room -= len(b)
+	}
+	for i := len(blocks) - 1; i >= 0; i-- {
+		out = append(out, blocks[i]...)
 	}
 	return out
 }
 
-// desired is the height the log would use if it had room.
-func (a activityLog) desired() int { return 1 + max(1, a.shown()) }
+// entry renders one activity entry as its wrapped lines, each at most w
+// cells.
+func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]string, w int) []string {
+	who := names[e.Conversation]
+	if who == "" {
+		who = clean(string(e.Conversation))
+	}
+	if who == "" {
+		who = "console"
+	}
+	mark := "  "
+	if e.Warn {
+		mark = "! "
+	}
+	head := e.Time.Format("15:04:05") + " " + mark
+	body := who + ": " + clean(e.Text)
+	var lines []string
+	if w-activityIndent < activityMinText {
+		lines = []string{trunc(head+body, w)}
+	} else {
+		indent := strings.Repeat(" ", activityIndent)
+		for i, l := range wrapWords(body, w-activityIndent) {
+			if i == 0 {
+				lines = append(lines, head+l)
+			} else {
+				lines = append(lines, indent+l)
+			}
+		}
+	}
+	if e.Warn {
+		for i := range lines {
+			lines[i] = a.st.warn.Render(lines[i])
+		}
+	}
+	return lines
+}
+
+// desired is the height the log would use if it had room. The layout asks
+// without a width, so entries are measured at the narrowest screen the
+// console supports (80 columns): a wider screen then gets a little more
+// room than it needs, never less.
+func (a activityLog) desired() int {
+	n := a.shown()
+	if n == 0 {
+		return 2
+	}
+	names := a.names()
+	lines := 0
+	for _, e := range a.s.Activity[len(a.s.Activity)-n:] {
+		lines += len(a.entry(e, names, defaultWidth))
+	}
+	return 1 + lines
+}

@@ -80,6 +80,45 @@ func wrap(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, w, ""), "\n")
 }
 
+// wrapWords word-wraps plain text to w cells, breaking only at spaces:
+// a hyphen stays inside its word, so "demo-password" or an origin such as
+// "eu-west-3.example" is never split where a reader would take the line
+// end for part of the value. A word wider than w is hard-broken. Runs of
+// spaces at a break are dropped.
+func wrapWords(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	var out []string
+	line, lw := "", 0
+	flush := func() {
+		out = append(out, line)
+		line, lw = "", 0
+	}
+	for _, word := range strings.Fields(s) {
+		ww := width(word)
+		if lw > 0 && lw+1+ww <= w {
+			line, lw = line+" "+word, lw+1+ww
+			continue
+		}
+		if lw > 0 {
+			flush()
+		}
+		if ww <= w {
+			line, lw = word, ww
+			continue
+		}
+		parts := strings.Split(ansi.Hardwrap(word, w, false), "\n")
+		out = append(out, parts[:len(parts)-1]...)
+		line = parts[len(parts)-1]
+		lw = width(line)
+	}
+	if lw > 0 || len(out) == 0 {
+		flush()
+	}
+	return out
+}
+
 // humanBytes renders n as "1.2 MiB (1,258,291 bytes)".
 func humanBytes(n int64) string {
 	return fmt.Sprintf("%s (%s bytes)", shortBytes(n), groupDigits(n))

@@ -1,0 +1,152 @@
+package tui
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// narration is the kind of entry the demo agent writes: an instruction the
+// operator must read to the end (the credentials are at the end).
+const narration = `demo: you have the browser: in the Chromium window sign in with user name "demo" and password "demo-password" (leave One-time code empty), then press r here`
+
+var entryStart = regexp.MustCompile(`^\d\d:\d\d:\d\d [ !] `)
+
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// activitySection is the screen's lines from the Activity rule down to the
+// footer, ANSI stripped.
+func activitySection(t *testing.T, scr string) []string {
+	t.Helper()
+	lines := strings.Split(scr, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "── Activity ") {
+			return lines[i+1 : len(lines)-2]
+		}
+	}
+	t.Fatalf("no activity section on screen:\n%s", scr)
+	return nil
+}
+
+// TestActivityShowsLongEntriesWhole: at the sizes a newcomer runs the demo
+// in, a long narration is on screen word for word, on continuation lines
+// rather than cut.
+func TestActivityShowsLongEntriesWhole(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 48}} {
+		s := baseState()
+		s.Activity = append(s.Activity, consent.Activity{Time: fixedNow, Conversation: "c1a2", Text: narration})
+		m, _ := newTestModel(s, size[0], size[1])
+		sec := activitySection(t, screen(m))
+		got := squash(strings.Join(sec, "\n"))
+		if !strings.Contains(got, squash(narration)) {
+			t.Errorf("%dx%d: the narration is not on screen whole:\n%s", size[0], size[1], strings.Join(sec, "\n"))
+		}
+		if strings.Contains(got, "…") {
+			t.Errorf("%dx%d: an activity entry is cut:\n%s", size[0], size[1], strings.Join(sec, "\n"))
+		}
+	}
+}
+
+func longLog(n int) consent.State {
+	s := baseState()
+	s.Activity = nil
+	for i := range n {
+		s.Activity = append(s.Activity, consent.Activity{
+			Time: fixedNow.Add(time.Duration(i) * time.Second), Conversation: "c1a2",
+			Text: strings.Repeat("word ", 20+i) + "end",
+		})
+	}
+	return s
+}
+
+// TestActivityShowsOnlyWholeEntries: an older entry that does not fit is
+// left out rather than shown from its middle, so every block on screen
+// starts with its time.
+func TestActivityShowsOnlyWholeEntries(t *testing.T) {
+	s := longLog(6)
+	for h := 2; h <= 12; h++ {
+		lines := activityLog{s: s}.lines(60, h)
+		if len(lines) > h {
+			t.Fatalf("h=%d: %d lines", h, len(lines))
+		}
+		body := lines[1:]
+		if len(body) == 0 || !entryStart.MatchString(ansi.Strip(body[0])) {
+			t.Errorf("h=%d: the log does not start with an entry's first line:\n%s", h, strings.Join(lines, "\n"))
+		}
+		last := body[len(body)-1]
+		newest := s.Activity[len(s.Activity)-1].Text
+		if !strings.HasSuffix(newest, "end") || (!strings.HasSuffix(last, "end") && !strings.HasSuffix(last, "…")) {
+			t.Errorf("h=%d: the newest entry is not last:\n%s", h, strings.Join(lines, "\n"))
+		}
+		for _, l := range lines {
+			if width(l) > 60 {
+				t.Errorf("h=%d: line wider than 60: %q", h, l)
+			}
+		}
+	}
+}
+
+// TestActivityNewestNeverDropped: when the newest entry alone is taller
+// than the section, its beginning is shown and the cut is marked.
+func TestActivityNewestNeverDropped(t *testing.T) {
+	s := longLog(3)
+	lines := activityLog{s: s}.lines(40, 3)
+	if len(lines) != 3 {
+		t.Fatalf("want the rule and 2 lines, got %d:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	if !entryStart.MatchString(lines[1]) || !strings.Contains(lines[1], "00:02") {
+		t.Errorf("want the newest entry's first line, got %q", lines[1])
+	}
+	if !strings.HasSuffix(lines[2], "…") {
+		t.Errorf("want the cut marked, got %q", lines[2])
+	}
+}
+
+// TestActivityNarrowCutsToOneLine: too narrow to wrap usefully, each entry
+// keeps to one line.
+func TestActivityNarrowCutsToOneLine(t *testing.T) {
+	s := longLog(3)
+	lines := activityLog{s: s}.lines(25, 10)
+	if len(lines) != 4 {
+		t.Fatalf("want the rule and one line per entry, got:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// TestActivityDesiredCountsWrappedLines: the layout's room request covers
+// an entry's continuation lines at 80 columns.
+func TestActivityDesiredCountsWrappedLines(t *testing.T) {
+	s := baseState()
+	s.Activity = []consent.Activity{{Time: fixedNow, Conversation: "c1a2", Text: narration}}
+	a := activityLog{s: s}
+	if got, want := a.desired(), len(a.lines(80, 100)); got != want {
+		t.Errorf("desired = %d, the log draws %d lines at 80 columns", got, want)
+	}
+}
+
+// TestWrapWordsKeepsHyphenatedWords: a credential or an origin with
+// hyphens moves to the next line whole; only a word wider than the line is
+// broken, and no line is wider than asked.
+func TestWrapWordsKeepsHyphenatedWords(t *testing.T) {
+	got := wrapWords(`password "demo-password" at eu-west-3.example`, 22)
+	want := []string{`password`, `"demo-password" at`, `eu-west-3.example`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("wrapWords = %q, want %q", got, want)
+	}
+	long := strings.Repeat("x", 25)
+	got = wrapWords("a "+long+" b", 10)
+	if strings.Join(got, "|") != "a|xxxxxxxxxx|xxxxxxxxxx|xxxxx b" {
+		t.Errorf("a long word: %q", got)
+	}
+	for _, l := range got {
+		if width(l) > 10 {
+			t.Errorf("line %q wider than 10", l)
+		}
+	}
+	if got := wrapWords("", 10); len(got) != 1 || got[0] != "" {
+		t.Errorf("empty text: %q", got)
+	}
+}
