@@ -38,13 +38,22 @@ const (
 //     Close cancels every job and waits for its goroutine.
 //   - A conversation has at most one running job; while it runs, its other
 //     calls (but browser_job and browser_tabs) fail job_pending, and the
-//     failure names the job, so a client that lost the submit's answer
-//     still learns its jobId and never needs to resubmit. That is why no
-//     conversation is ever frozen with job_unknown: the console itself
-//     always knows whether the plan started.
+//     failure names the job.
+//   - A submit is in flight from the plan's approval until its {jobId}
+//     answer is returned. If the call's context ends before the job
+//     starts, nothing starts (canceled) and a resubmit is safe. If it ends
+//     after the job started, the client cannot know that its plan runs, and
+//     resubmitting would run it twice (unreviewed, in the trusted profile):
+//     the engine freezes the conversation (consent.Engine.Freeze) and every
+//     call but browser_tabs and browser_job fails job_unknown naming the
+//     job, until the operator clears it in the console — however the job
+//     ends meanwhile. browser_job stays open so a reconnected agent can read
+//     (or cancel, which only ever stops steps) the job the message names.
+//     A client that disconnects while the plan review is still on screen
+//     withdraws the review: nothing starts, nothing freezes.
 //   - Each step runs as its own engine op (busy, take-over, operator cancel
 //     and the op deadline apply per step); the plan's approval stands in for
-//     each step's "Allow once", and nothing else.
+//     each step's "Allow once", and nothing else. A freeze stops no step.
 //   - Cancel is cooperative: it stops before the next step and cancels the
 //     running step's context; a step whose input was already dispatched is
 //     reported dispatched and is never undone or repeated.
@@ -61,6 +70,9 @@ type jobs struct {
 
 	// beforeStep, when a test sets it, runs before each step starts.
 	beforeStep func(i int)
+	// afterStart, when a test sets it, runs once a submit's job has
+	// started and before the submit looks at its call's context.
+	afterStart func(id string)
 }
 
 func newJobs() *jobs {
@@ -188,6 +200,10 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 	}); err != nil {
 		return fail(opErr(op, err)), tab
 	}
+	// A client gone before the job starts loses nothing it cannot redo.
+	if ctx.Err() != nil {
+		return fail(consent.Errorf(consent.CodeCanceled, consent.NextNone, "the call ended after the plan was approved; nothing ran")), tab
+	}
 	j, err := d.jobs.start(conv, tab, origin, plan, a.StopOnError == nil || *a.StopOnError)
 	if err != nil {
 		return fail(err), tab
@@ -202,6 +218,18 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 		defer d.jobs.wg.Done()
 		d.runJob(j)
 	}()
+	if d.jobs.afterStart != nil {
+		d.jobs.afterStart(j.id)
+	}
+	// The answer below is the agent's only news that the plan runs; if its
+	// call already ended, the answer goes nowhere. Checked last, so the
+	// freeze covers the whole window the console can see.
+	if ctx.Err() != nil {
+		if err := d.engine.Freeze(conv, j.id); err == nil {
+			return fail(d.engine.Frozen(conv)), tab
+		}
+		// The conversation itself ended: nobody is left to mislead.
+	}
 	return ok(map[string]any{"jobId": j.id, "status": JobRunning, "steps": len(plan), "next": "browser_job"}), tab
 }
 

@@ -13,3 +13,7 @@ func (d *Dispatcher) JobDone(id string) <-chan struct{} {
 
 // SetBeforeStep makes every job of d call fn before each step.
 func (d *Dispatcher) SetBeforeStep(fn func(i int)) { d.jobs.beforeStep = fn }
+
+// SetAfterStart makes every submit of d call fn once its job has started,
+// before the submit checks whether its caller is still there.
+func (d *Dispatcher) SetAfterStart(fn func(id string)) { d.jobs.afterStart = fn }

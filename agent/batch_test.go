@@ -3,12 +3,14 @@ package agent_test
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
 func fillStep(ref, text string) map[string]any {
@@ -280,4 +282,205 @@ func holdStep(t *testing.T, held chan<- int, release <-chan struct{}) func(int) 
 		case <-ctx.Done():
 		}
 	}
+}
+
+var jobIDPattern = regexp.MustCompile(`job-[0-9a-f]{16}`)
+
+// The client goes away after the operator approved the plan and the job
+// started: the agent cannot know its plan runs, so the conversation is
+// frozen with job_unknown until the operator clears it. The job itself runs
+// to its end exactly once, and nothing the agent sends can replay it.
+func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
+	e := newE2E(t)
+	held := make(chan int)
+	release := make(chan struct{})
+	e.d.SetBeforeStep(holdStep(t, held, release))
+	callCtx, hangUp := context.WithCancel(e.ctx)
+	defer hangUp()
+	e.d.SetAfterStart(func(string) { hangUp() })
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	steps := []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
+		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
+	}
+	args := map[string]any{"tabId": tab, "steps": steps}
+	answer := make(chan agent.Result, 1)
+	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(t, args)) }()
+	e.op.approve(consent.KindPlan, e.site.URL)
+	var res agent.Result
+	select {
+	case res = <-answer:
+	case <-e.ctx.Done():
+		t.Fatal("the submit never returned")
+	}
+	lost := wantFail(t, res, consent.CodeJobUnknown, false)
+	id := jobIDPattern.FindString(lost["error"].(string))
+	if id == "" || e.d.JobDone(id) == nil {
+		t.Fatalf("job_unknown names no started job: %v", lost["error"])
+	}
+	e.awaitHeld(id, held) // step 1 ran; step 2 waits
+
+	frozen := func(tool string, args map[string]any) {
+		t.Helper()
+		f := wantFail(t, e.call(tool, args), consent.CodeJobUnknown, false)
+		msg := f["error"].(string)
+		if !strings.Contains(msg, id) || !strings.Contains(msg, "unknown") || !strings.Contains(msg, "console") {
+			t.Errorf("%s: job_unknown message %q does not name the job and the operator's clear", tool, msg)
+		}
+		if f["next"] != string(consent.NextUserResume) {
+			t.Errorf("%s: next = %v", tool, f["next"])
+		}
+	}
+	frozen("browser_observe", map[string]any{"tabId": tab})
+	// The same plan again is turned away before any review: never replayed.
+	frozen("browser_batch", args)
+	if n := reviewsShown(e.conv, consent.KindPlan); n != 1 {
+		t.Errorf("%d plan reviews, want 1", n)
+	}
+	// Listing tabs and reading the named job stay open.
+	wantOK(t, e.call("browser_tabs", nil))
+	if j := wantOK(t, e.call("browser_job", map[string]any{"jobId": id})); j["status"] != agent.JobRunning {
+		t.Errorf("browser_job while frozen = %v", j)
+	}
+	if c := convState(e); c.Frozen == nil || c.Frozen.Job != id {
+		t.Errorf("the engine shows %+v, want frozen for %s", c.Frozen, id)
+	}
+
+	// The job runs to its end under the dispatcher, not the lost call.
+	close(release)
+	job := e.awaitJob(id)
+	if job["status"] != agent.JobDone {
+		t.Fatalf("job = %v", job)
+	}
+	waitRecord(t, e.ctx, e.site, "batch")
+	recs := batchRecords(e)
+	if len(recs) != 1 || recs[0].Get("a") != "alpha" || recs[0].Get("c") != "gamma" {
+		t.Fatalf("the site received %v, want the form once", recs)
+	}
+	// The job's end does not thaw the conversation: only the operator does.
+	frozen("browser_observe", map[string]any{"tabId": tab})
+
+	if err := e.eng.ClearFreeze(e.conv); err != nil {
+		t.Fatal(err)
+	}
+	// The form went away with its submit; what matters is that observe runs.
+	if _, snap = e.observe(tab, false); !strings.Contains(snap, "/record") {
+		t.Errorf("page after the job:\n%s", snap)
+	}
+	if n := len(batchRecords(e)); n != 1 {
+		t.Errorf("the form was submitted %d times, want 1", n)
+	}
+	var froze, cleared int
+	for _, r := range shared.engLog.Records() {
+		if r.Conversation == string(e.conv) && r.Note == id {
+			switch r.Kind {
+			case audit.KindFreeze:
+				froze++
+			case audit.KindFreezeCleared:
+				cleared++
+			}
+		}
+	}
+	if froze != 1 || cleared != 1 {
+		t.Errorf("engine audit: %d freeze and %d clear records for %s, want 1 and 1", froze, cleared, id)
+	}
+}
+
+// Cleared while the job still runs, the conversation is back to the
+// ordinary rule: job_pending naming the job.
+func TestE2EBatchFreezeClearedWhileRunningIsJobPending(t *testing.T) {
+	e := newE2E(t)
+	held := make(chan int)
+	release := make(chan struct{})
+	e.d.SetBeforeStep(holdStep(t, held, release))
+	callCtx, hangUp := context.WithCancel(e.ctx)
+	defer hangUp()
+	e.d.SetAfterStart(func(string) { hangUp() })
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	answer := make(chan agent.Result, 1)
+	args := map[string]any{"tabId": tab, "steps": []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+	}}
+	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(t, args)) }()
+	e.op.approve(consent.KindPlan, e.site.URL)
+	var res agent.Result
+	select {
+	case res = <-answer:
+	case <-e.ctx.Done():
+		t.Fatal("the submit never returned")
+	}
+	id := jobIDPattern.FindString(wantFail(t, res, consent.CodeJobUnknown, false)["error"].(string))
+	e.awaitHeld(id, held)
+	if err := e.eng.ClearFreeze(e.conv); err != nil {
+		t.Fatal(err)
+	}
+	p := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeJobPending, false)
+	if !strings.Contains(p["error"].(string), id) {
+		t.Errorf("job_pending does not name the job: %v", p["error"])
+	}
+	close(release)
+	if job := e.awaitJob(id); job["status"] != agent.JobDone {
+		t.Fatalf("job = %v", job)
+	}
+	_, snap = e.observe(tab, false)
+	if !strings.Contains(snap, `"Second" value="beta"`) {
+		t.Errorf("page after the job:\n%s", snap)
+	}
+}
+
+// A client that goes away while the plan is still on screen withdraws the
+// review: nothing starts, nothing is frozen.
+func TestE2EBatchClientGoneDuringReviewRunsNothing(t *testing.T) {
+	e := newE2E(t)
+	started := make(chan string, 1)
+	e.d.SetAfterStart(func(id string) { started <- id })
+	tab := e.open("/e2e/batch.html")
+	_, snap := e.observe(tab, true)
+	callCtx, hangUp := context.WithCancel(e.ctx)
+	defer hangUp()
+	args := map[string]any{"tabId": tab, "steps": []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
+	}}
+	answer := make(chan agent.Result, 1)
+	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(t, args)) }()
+	e.op.await(consent.KindPlan, e.site.URL)
+	hangUp()
+	var res agent.Result
+	select {
+	case res = <-answer:
+	case <-e.ctx.Done():
+		t.Fatal("the submit never returned")
+	}
+	wantFail(t, res, consent.CodeCanceled, false)
+	select {
+	case id := <-started:
+		t.Fatalf("job %s started after its review was withdrawn", id)
+	default:
+	}
+	if len(e.eng.Snapshot().Queue) != 0 {
+		t.Errorf("the plan review is still pending: %+v", e.eng.Snapshot().Queue)
+	}
+	if err := e.eng.Frozen(e.conv); err != nil {
+		t.Fatalf("frozen though nothing ran: %v", err)
+	}
+	_, snap = e.observe(tab, false)
+	if strings.Contains(snap, "alpha") || len(batchRecords(e)) != 0 {
+		t.Errorf("the withdrawn plan touched the page:\n%s", snap)
+	}
+}
+
+func convState(e *e2e) consent.ConversationState {
+	for _, c := range e.eng.Snapshot().Conversations {
+		if c.ID == e.conv {
+			return c
+		}
+	}
+	e.t.Fatalf("conversation %s is gone", e.conv)
+	return consent.ConversationState{}
 }

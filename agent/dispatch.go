@@ -106,6 +106,12 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 		}
 	}
 	if tool != "browser_job" && tool != "browser_tabs" {
+		// A frozen conversation's agent lost a batch's answer (batch.go).
+		// Checked before job_pending: "a job runs" must not read as the
+		// answer it lost while the operator has not looked yet.
+		if err := d.engine.Frozen(conv); err != nil {
+			return fail(err), ""
+		}
 		if err := d.jobs.pending(conv); err != nil {
 			return fail(err), ""
 		}
