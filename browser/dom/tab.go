@@ -67,6 +67,7 @@ type Tab struct {
 }
 
 func (t *Tab) inputStarts() {
+	probeInput(t.id)
 	if t.beforeInput != nil {
 		t.beforeInput()
 	}

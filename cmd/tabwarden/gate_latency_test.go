@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui"
@@ -28,9 +29,11 @@ import (
 //     the engine putting the "Allow once" review on screen (EventReviewShown)
 //     and to the TUI program's first view that contains it;
 //   - key → dispatch: from the `a` key sent to the TUI program to the
-//     engine's decision (EventDecision), and to the click's request
-//     reaching the fixture server (an upper bound: it includes the click
-//     and the page's own fetch).
+//     engine's decision (EventDecision), to the click's first
+//     Input.dispatchMouseEvent being sent to Chromium (dom.SetInputProbe:
+//     the target, freshness and point re-checks after the decision are
+//     included), and to the click's request reaching the fixture server
+//     (an upper bound: it includes the click and the page's own fetch).
 //
 // Run: go test -run '^$' -bench GateLatency -benchtime 30x ./cmd/tabwarden
 // Numbers are reported, never asserted.
@@ -113,6 +116,16 @@ func BenchmarkGateLatency(b *testing.B) {
 		}
 	})()
 
+	// The probe runs on the dispatching goroutine just before the input
+	// goes to Chromium; a full channel drops, as the listener above does.
+	dispatched := make(chan time.Time, 64)
+	defer dom.SetInputProbe(func(string) {
+		select {
+		case dispatched <- time.Now():
+		default:
+		}
+	})()
+
 	m := tui.New(eng, tui.Options{Version: "bench"})
 	defer m.Close()
 	vs := &viewState{seen: make(chan time.Time, 1)}
@@ -178,7 +191,7 @@ func BenchmarkGateLatency(b *testing.B) {
 		b.Fatalf("read: %v", err)
 	}
 
-	var toEngine, toView, keyDecide, keyServer []time.Duration
+	var toEngine, toView, keyDecide, keyDispatch, keyServer []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -186,6 +199,7 @@ func BenchmarkGateLatency(b *testing.B) {
 		b.StartTimer()
 		drain(shown)
 		drain(decided)
+		drain(dispatched)
 		done := make(chan *mcp.CallToolResult, 1)
 		t0 := time.Now()
 		go func() {
@@ -205,6 +219,7 @@ func BenchmarkGateLatency(b *testing.B) {
 		tk := time.Now()
 		tm.Send(jPress("a"))
 		tD := recv(b, decided, "decision")
+		tI := recv(b, dispatched, "input dispatch")
 		// WaitFor shows each request once, in order, under the server's
 		// lock: count here instead of asking the server again.
 		pings := 0
@@ -218,6 +233,7 @@ func BenchmarkGateLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		keyDecide = append(keyDecide, tD.Sub(tk))
+		keyDispatch = append(keyDispatch, tI.Sub(tk))
 		keyServer = append(keyServer, q.Time.Sub(tk))
 		if r := <-done; r.IsError {
 			b.Fatalf("act failed: %+v", r.Content)
@@ -229,7 +245,8 @@ func BenchmarkGateLatency(b *testing.B) {
 		d    []time.Duration
 	}{
 		{"arrival→engine-review", toEngine}, {"arrival→tui-view", toView},
-		{"key→decision", keyDecide}, {"key→server-request", keyServer},
+		{"key→decision", keyDecide}, {"key→dispatch", keyDispatch},
+		{"key→server-request", keyServer},
 	} {
 		p50, p95 := percentile(s.d, 50), percentile(s.d, 95)
 		b.ReportMetric(ms(p50), s.name+"-p50-ms")
