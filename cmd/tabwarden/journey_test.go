@@ -103,6 +103,13 @@ type jRig struct {
 
 func startJourneyRig(t *testing.T) *jRig {
 	t.Helper()
+	return startJourneyRigWith(t, consent.ProfileStrict)
+}
+
+// startJourneyRigWith is the console under test with its engine on the
+// given consent profile (--consent).
+func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
+	t.Helper()
 	fixture.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
 	// The console's components log to slog's default; a test's output
@@ -113,7 +120,10 @@ func startJourneyRig(t *testing.T) *jRig {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	mem := &audit.Memory{}
-	eng := consent.New(consent.Config{ReviewDelay: journeyDelay, Audit: mem})
+	eng := consent.New(consent.Config{Profile: profile, ReviewDelay: journeyDelay, Audit: mem})
+	if eng.Profile() != profile {
+		t.Fatalf("the engine runs profile %q, want %q", eng.Profile(), profile)
+	}
 	t.Cleanup(eng.Close)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -127,7 +137,7 @@ func startJourneyRig(t *testing.T) *jRig {
 			}
 		}
 	})
-	w, err := startDemoWorld(ctx, &options{headless: true, mcpListen: "127.0.0.1:0", reviewDelay: journeyDelay}, eng, mem)
+	w, err := startDemoWorld(ctx, &options{consent: string(profile), headless: true, mcpListen: "127.0.0.1:0", reviewDelay: journeyDelay}, eng, mem)
 	if err != nil {
 		t.Fatalf("start the demo world: %v", err)
 	}
@@ -279,6 +289,10 @@ type jOperator struct {
 	conv         consent.ConversationID
 	site, second *fixture.Server
 
+	// judge, when set, replaces the strict journey's checks: it checks the
+	// witnesses while rev is on screen and says whether to approve it.
+	judge func(rev consent.Review) (approve bool)
+
 	mu       sync.Mutex
 	handled  map[string]bool
 	count    map[consent.ReviewKind]int
@@ -389,6 +403,14 @@ func (o *jOperator) answer(rev consent.Review) {
 	r := o.rig
 	t := r.t
 	o.count[rev.Kind]++
+	if o.judge != nil {
+		k := "d"
+		if o.judge(rev) {
+			k = "a"
+		}
+		o.press(rev, k)
+		return
+	}
 	approve := true
 	switch rev.Kind {
 	case consent.KindNavigation:
