@@ -353,9 +353,14 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		}
 		x, y = r.X, r.Y
 	}
-	// The cursor shows from just before the press until cursorShown after
-	// the release, so the operator sees the click land.
-	defer t.drawCursor(ctx, x, y)()
+	// The cursor shows from the press until cursorShown after the release,
+	// so the operator sees the click land. It is drawn alongside the input,
+	// not before it: the highlight is a CDP round trip of its own (tens of
+	// ms under load) and the operator's key must reach the page without
+	// waiting for eye candy (gate latency, issue 5).
+	cursor := make(chan func(), 1)
+	go func() { cursor <- t.drawCursor(ctx, x, y) }()
+	defer func() { (<-cursor)() }()
 	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
