@@ -49,7 +49,7 @@ func (e *impl) freeze(id ConversationID, job string) error {
 		Kind: audit.KindFreeze, Conversation: string(id), Tool: "browser_batch",
 		Code: string(CodeJobUnknown), By: "engine", Note: job,
 	})
-	e.addActivityLocked(id, "frozen: "+c.name+": the agent lost the answer to batch "+job+"; press u to clear once you know what it did", true)
+	e.addActivityLocked(id, "frozen: batch "+job+" outcome unknown to the agent; u clears", true)
 	e.emitLocked(Event{Kind: EventFreeze, Conversation: id, Job: job})
 	e.commitLocked()
 	return nil
@@ -68,7 +68,7 @@ func (e *impl) clearFreeze(id ConversationID) error {
 	job := c.freeze.Job
 	c.freeze = nil
 	e.auditLocked(audit.Record{Kind: audit.KindFreezeCleared, Conversation: string(id), By: "operator", Note: job})
-	e.addActivityLocked(id, "freeze cleared: "+c.name+" (batch "+job+")", false)
+	e.addActivityLocked(id, "freeze cleared: batch "+job+"; the agent may call tools again", false)
 	e.emitLocked(Event{Kind: EventFreezeCleared, Conversation: id, Job: job})
 	e.commitLocked()
 	return nil

@@ -37,6 +37,9 @@
 //   - The review body ("what will happen") scrolls with j/k/pgup/pgdn for
 //     every kind, not only disclosure, so a 20-step plan or 8000 characters
 //     of text to enter are shown whole at 80×24.
+//   - A frozen conversation (its agent lost a batch submit's answer) carries
+//     [frozen] and a line naming the job under its name; `u` clears the
+//     selected conversation's freeze, and only one the screen shows.
 //   - The screen is 80×24-safe below 120 columns (one column, review first)
 //     and splits inventory left / review and queue right from 120 up.
 package tui

@@ -94,6 +94,11 @@ func (f *fakeService) Cancel(conv consent.ConversationID) error {
 	return nil
 }
 
+func (f *fakeService) ClearFreeze(conv consent.ConversationID) error {
+	f.record("clearfreeze " + string(conv))
+	return nil
+}
+
 type fakeMinter struct{}
 
 func (fakeMinter) MintToken() (MintedToken, error) {
@@ -260,6 +265,17 @@ func queueState() consent.State {
 	s.Conversations[0].Tabs[1].NeedsAttention = true
 	s.Conversations[1].NeedsAttention = true
 	s.Conversations[1].Tabs[0].NeedsAttention = true
+	return s
+}
+
+// frozenState has the selected conversation frozen: its agent lost the
+// answer to batch job-3f9a2c41d07be815.
+func frozenState() consent.State {
+	s := baseState()
+	s.Conversations[0].Frozen = &consent.Freeze{Job: "job-3f9a2c41d07be815", Since: fixedNow.Add(-40 * time.Second)}
+	frozen := consent.Activity{Time: fixedNow.Add(-40 * time.Second), Conversation: "c1a2",
+		Text: "frozen: batch job-3f9a2c41d07be815 outcome unknown to the agent; u clears", Warn: true}
+	s.Activity = append(s.Activity[:1:1], append([]consent.Activity{frozen}, s.Activity[1:]...)...)
 	return s
 }
 

@@ -66,6 +66,17 @@ func convLabel(c consent.ConversationState) string {
 	return name
 }
 
+// frozenText marks a conversation whose agent lost a batch submit's answer:
+// it stays frozen until the operator, having looked, presses u. The job id
+// is what the operator looks up, so the key hint gives way to it first.
+func frozenText(f consent.Freeze, w int) string {
+	s := "    frozen: batch outcome unknown (" + clean(f.Job) + ")"
+	if hint := s + " — u clears"; width(hint) <= w {
+		return hint
+	}
+	return trunc(s, w)
+}
+
 func tabBadges(t consent.TabState) string {
 	var b []string
 	if t.Visible {
@@ -138,6 +149,9 @@ func (v inventory) lines(w int) (out []string, selected int) {
 		if c.Paused {
 			badges = append(badges, "[paused]")
 		}
+		if c.Frozen != nil {
+			badges = append(badges, "[frozen]")
+		}
 		line := mark + convLabel(c) + " (" + clean(string(c.ID)) + ")"
 		if len(badges) > 0 {
 			line = trunc(line, max(0, w-width(strings.Join(badges, " "))-1)) + " " + strings.Join(badges, " ")
@@ -150,6 +164,9 @@ func (v inventory) lines(w int) (out []string, selected int) {
 			line = v.st.title.Render(line)
 		}
 		out = append(out, line)
+		if c.Frozen != nil {
+			out = append(out, v.st.warn.Render(frozenText(*c.Frozen, w)))
+		}
 		for _, t := range c.Tabs {
 			isSel := selIdx >= 0 && selItem.conv == c.ID && selItem.tab == t.ID
 			out = append(out, v.tabLine(t, isSel, w))

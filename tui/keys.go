@@ -10,6 +10,7 @@ type keyMap struct {
 	TakeOver key.Binding
 	Resume   key.Binding
 	Cancel   key.Binding
+	Unfreeze key.Binding
 	Mint     key.Binding
 	NextConv key.Binding
 	PrevConv key.Binding
@@ -34,6 +35,7 @@ func defaultKeyMap() keyMap {
 		TakeOver: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "take over")),
 		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
 		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel")),
+		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
 		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "token")),
 		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conv")),
 		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conv")),
@@ -52,7 +54,8 @@ func defaultKeyMap() keyMap {
 	}
 }
 
-// ShortHelp is the one-line footer.
+// ShortHelp is the one-line footer. Unfreeze is left out to keep it within
+// 80 columns; a frozen conversation's own line in the inventory names it.
 func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Help, k.Quit, k.NextConv, k.Details}
 }
@@ -61,7 +64,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
-		{k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Dismiss},
+		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Mint, k.Dismiss},
 		{k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
 		{k.Help, k.Quit, k.ForceQ},
 	}

@@ -210,6 +210,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.onConversation("resume", m.svc.Resume)
 	case key.Matches(k, keys.Cancel):
 		return m.onConversation("cancel", m.svc.Cancel)
+	case key.Matches(k, keys.Unfreeze):
+		return m.clearFreeze()
 	case key.Matches(k, keys.Mint):
 		return m.mint()
 	case key.Matches(k, keys.NextConv):
@@ -269,6 +271,29 @@ func (m *Model) onConversation(what string, fn func(consent.ConversationID) erro
 		return m.setFlash(what + " failed: " + clean(err.Error()))
 	}
 	return nil
+}
+
+// clearFreeze thaws the selected conversation. It acts only on a freeze
+// the operator can see on screen, so the key never clears one that
+// arrived after the last render.
+func (m *Model) clearFreeze() tea.Cmd {
+	conv := m.sel.Conversation
+	if conv == "" {
+		return m.setFlash("no conversation selected")
+	}
+	var c *consent.ConversationState
+	for i := range m.state.Conversations {
+		if m.state.Conversations[i].ID == conv {
+			c = &m.state.Conversations[i]
+		}
+	}
+	if c == nil || c.Frozen == nil {
+		return m.setFlash("nothing to clear: the selected conversation is not frozen")
+	}
+	if err := m.svc.ClearFreeze(conv); err != nil {
+		return m.setFlash("clear freeze failed: " + clean(err.Error()))
+	}
+	return m.setFlash("freeze cleared: " + convLabel(*c) + " may call tools again")
 }
 
 func (m *Model) mint() tea.Cmd {

@@ -19,6 +19,9 @@ type Service interface {
 	TakeOver(conv consent.ConversationID) error
 	Resume(conv consent.ConversationID) error
 	Cancel(conv consent.ConversationID) error
+	// ClearFreeze ends a conversation's freeze (its agent lost a batch
+	// submit's answer); the operator presses it after looking at the job.
+	ClearFreeze(conv consent.ConversationID) error
 }
 
 var _ Service = (*consent.Engine)(nil)
