@@ -85,20 +85,27 @@ func wantCode(t *testing.T, err error, code consent.Code) {
 	}
 }
 
-// click presses the left button at x,y of tab's viewport (a user gesture,
-// so popups are allowed).
-func (e *env) click(t *testing.T, tab consent.TabID, x, y float64) {
+// tabClient is a CDP client on tab's session, as the test's own hands on
+// the page (the person, or the page itself), bounded by the test's deadline.
+func tabClient(t *testing.T, b *Browser, tab consent.TabID) client {
 	t.Helper()
-	tb, err := e.b.reg.lookup(conv, tab)
+	tb, err := b.reg.lookup(conv, tab)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	sid, err := e.b.session(ctx, tb)
+	sid, err := b.session(ctx, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client{b: e.b, sid: sid, ctx: ctx}
+	return client{b: b, sid: sid, ctx: ctx}
+}
+
+// click presses the left button at x,y of tab's viewport (a user gesture,
+// so popups are allowed).
+func (e *env) click(t *testing.T, tab consent.TabID, x, y float64) {
+	t.Helper()
+	c := tabClient(t, e.b, tab)
 	for _, typ := range []proto.InputDispatchMouseEventType{proto.InputDispatchMouseEventTypeMousePressed, proto.InputDispatchMouseEventTypeMouseReleased} {
 		err := proto.InputDispatchMouseEvent{Type: typ, X: x, Y: y, Button: proto.InputMouseButtonLeft, ClickCount: 1}.Call(c)
 		if err != nil {

@@ -2,7 +2,6 @@ package browser
 
 import (
 	"errors"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -23,14 +22,8 @@ func TestCrashDuringActThenRelaunch(t *testing.T) {
 	a := fixture.Start(t)
 	before := runtime.NumGoroutine()
 
-	g := newFakeGate()
-	profile := filepath.Join(t.TempDir(), "profile")
-	b, err := Launch(testCtx(t), Options{Headless: true, ProfileDir: profile, Gate: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	e := &env{b: b, gate: g}
+	e := launch(t, nil)
+	b, g, profile := e.b, e.gate, e.b.opts.ProfileDir
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/hang.html")
 

@@ -13,17 +13,38 @@ import (
 // focused waits for the engine to put a review for origin on screen.
 func focused(t *testing.T, eng *consent.Engine, origin string) consent.Review {
 	t.Helper()
+	return awaitReview(t, eng, "on screen", func(s consent.State) []consent.Review {
+		if s.Focused == nil {
+			return nil
+		}
+		return []consent.Review{*s.Focused}
+	}, origin)
+}
+
+// queued waits for a pending review for origin anywhere in the engine's
+// queue, on screen or not.
+func queued(t *testing.T, eng *consent.Engine, origin string) consent.Review {
+	t.Helper()
+	return awaitReview(t, eng, "queued", func(s consent.State) []consent.Review { return s.Queue }, origin)
+}
+
+// awaitReview waits, on the engine's change signal, until among(snapshot)
+// holds a review for origin.
+func awaitReview(t *testing.T, eng *consent.Engine, where string, among func(consent.State) []consent.Review, origin string) consent.Review {
+	t.Helper()
 	ch, stop := eng.Changes()
 	defer stop()
 	ctx := testCtx(t)
 	for {
-		if r := eng.Snapshot().Focused; r != nil && r.Origin == origin {
-			return *r
+		for _, r := range among(eng.Snapshot()) {
+			if r.Origin == origin {
+				return r
+			}
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			t.Fatalf("no review on screen for %s; queue %+v", origin, eng.Snapshot().Queue)
+			t.Fatalf("no review %s for %s; queue %+v", where, origin, eng.Snapshot().Queue)
 		}
 	}
 }

@@ -54,13 +54,8 @@ func TestCloseLeavesNoProcessOrGoroutine(t *testing.T) {
 	a := fixture.Start(t)
 	before := runtime.NumGoroutine()
 
-	g := newFakeGate()
-	profile := filepath.Join(t.TempDir(), "profile")
-	b, err := Launch(testCtx(t), Options{Headless: true, ProfileDir: profile, Gate: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{b: b, gate: g}
+	e := launch(t, nil)
+	b, profile := e.b, e.b.opts.ProfileDir
 	pid := b.PID()
 	if pid == 0 || len(groupMembers(pid, true)) == 0 {
 		t.Fatalf("no Chromium process group for pid %d", pid)

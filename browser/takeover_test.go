@@ -14,40 +14,11 @@ import (
 	"github.com/tabwarden/tabwarden/policy"
 )
 
-// queued waits for a pending review for origin in the engine's queue.
-func queued(t *testing.T, eng *consent.Engine, origin string) consent.Review {
-	t.Helper()
-	ch, stop := eng.Changes()
-	defer stop()
-	ctx := testCtx(t)
-	for {
-		for _, r := range eng.Snapshot().Queue {
-			if r.Origin == origin {
-				return r
-			}
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatalf("no review queued for %s; queue %+v", origin, eng.Snapshot().Queue)
-		}
-	}
-}
-
 // operatorNavigate drives the tab as the person would (the address bar):
 // a CDP navigation that no agent call made.
 func operatorNavigate(t *testing.T, b *Browser, tab consent.TabID, u string) {
 	t.Helper()
-	tb, err := b.reg.lookup(conv, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := testCtx(t)
-	sid, err := b.session(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (proto.PageNavigate{URL: u}).Call(client{b: b, sid: sid, ctx: ctx}); err != nil {
+	if _, err := (proto.PageNavigate{URL: u}).Call(tabClient(t, b, tab)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -17,16 +17,7 @@ import (
 // person, never how the console reads pages) and decodes its value.
 func (e *env) eval(t *testing.T, tab consent.TabID, js string, out any) {
 	t.Helper()
-	tb, err := e.b.reg.lookup(conv, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := testCtx(t)
-	sid, err := e.b.session(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := proto.RuntimeEvaluate{Expression: js, ReturnByValue: true, AwaitPromise: true}.Call(client{b: e.b, sid: sid, ctx: ctx})
+	res, err := proto.RuntimeEvaluate{Expression: js, ReturnByValue: true, AwaitPromise: true}.Call(tabClient(t, e.b, tab))
 	if err != nil || res.ExceptionDetails != nil {
 		t.Fatalf("eval %s: %v %+v", js, err, res.ExceptionDetails)
 	}
@@ -67,13 +58,7 @@ func TestPolicyBlockedUploadsRefuseTheFileChooser(t *testing.T) {
 	if err := os.WriteFile(file, []byte("secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tb, _ := e.b.reg.lookup(conv, tab)
-	ctx := testCtx(t)
-	sid, err := e.b.session(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client{b: e.b, sid: sid, ctx: ctx}
+	c := tabClient(t, e.b, tab)
 	doc, err := proto.DOMGetDocument{}.Call(c)
 	if err != nil {
 		t.Fatal(err)
