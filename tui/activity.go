@@ -12,7 +12,8 @@ import (
 // next (the demo's instructions, credentials included), so every word of
 // an entry on screen must be readable. Only whole entries are shown,
 // except the newest, which is never dropped: if it alone is taller than
-// the section, its beginning is shown and the cut marked with "…".
+// the section, its beginning is shown and the cut marked with "…". When
+// older entries do not fit, the newest ends on the section's last line.
 type activityLog struct {
 	s     consent.State
 	limit int // most entries shown; 0 = as many as fit
@@ -71,6 +72,13 @@ func (a activityLog) lines(w, h int) []string {
 		}
 		blocks = append(blocks, b)
 		room -= len(b)
+	}
+	if len(blocks) < len(entries) {
+		// Older entries scrolled away: the newest stays on the last line,
+		// next to the footer, and the gap sits under the rule.
+		for range room {
+			out = append(out, "")
+		}
 	}
 	for i := len(blocks) - 1; i >= 0; i-- {
 		out = append(out, blocks[i]...)

@@ -74,6 +74,9 @@ func TestActivityShowsOnlyWholeEntries(t *testing.T) {
 			t.Fatalf("h=%d: %d lines", h, len(lines))
 		}
 		body := lines[1:]
+		for len(body) > 0 && body[0] == "" {
+			body = body[1:]
+		}
 		if len(body) == 0 || !entryStart.MatchString(ansi.Strip(body[0])) {
 			t.Errorf("h=%d: the log does not start with an entry's first line:\n%s", h, strings.Join(lines, "\n"))
 		}
@@ -148,5 +151,22 @@ func TestWrapWordsKeepsHyphenatedWords(t *testing.T) {
 	}
 	if got := wrapWords("", 10); len(got) != 1 || got[0] != "" {
 		t.Errorf("empty text: %q", got)
+	}
+}
+
+// TestActivityNewestOnLastLine: once older entries scroll away, the
+// newest entry ends on the section's last line rather than above blank
+// ones.
+func TestActivityNewestOnLastLine(t *testing.T) {
+	s := longLog(6)
+	for h := 3; h <= 12; h++ {
+		lines := activityLog{s: s}.lines(60, h)
+		if len(lines) != h {
+			t.Errorf("h=%d: %d lines, want the section full:\n%s", h, len(lines), strings.Join(lines, "\n"))
+			continue
+		}
+		if last := lines[h-1]; !strings.HasSuffix(last, "end") && !strings.HasSuffix(last, "…") {
+			t.Errorf("h=%d: the last line is not the newest entry's end: %q", h, last)
+		}
 	}
 }
