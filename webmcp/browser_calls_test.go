@@ -12,72 +12,64 @@ import (
 )
 
 func TestExecutionTimeoutCancelsInPage(t *testing.T) {
-	for _, native := range []bool{true, false} {
-		t.Run(modeName(native), func(t *testing.T) {
-			f := newFixture(t)
-			r := openTab(t, native, f, "/tools.html", Options{ExecTimeout: 1500 * time.Millisecond})
-			waitFrames(t, f)
-			_, err := r.call(context.Background(), toolID(t, r.list(), "slow_save"), `{"delayMs":600000}`)
-			var ce *consent.Error
-			if codeOf(err) != consent.CodeExecutionTimeout || !asError(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
-				t.Fatalf("slow_save: %#v", err)
-			}
-			wait(t, f.cancelled, "in-page cancellation")
-			if n := f.recordCount(); n != 0 {
-				t.Fatalf("%d records after a cancelled call", n)
-			}
-		})
-	}
+	bothModes(t, func(t *testing.T, native bool) {
+		f, r := toolsTab(t, native, Options{ExecTimeout: 1500 * time.Millisecond})
+		_, err := r.call(context.Background(), toolID(t, r.list(), "slow_save"), `{"delayMs":600000}`)
+		var ce *consent.Error
+		if codeOf(err) != consent.CodeExecutionTimeout || !asError(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
+			t.Fatalf("slow_save: %#v", err)
+		}
+		wait(t, f.cancelled, "in-page cancellation")
+		if n := f.recordCount(); n != 0 {
+			t.Fatalf("%d records after a cancelled call", n)
+		}
+	})
 }
 
 func TestTakeOverCancelsAndQuota(t *testing.T) {
-	for _, native := range []bool{true, false} {
-		t.Run(modeName(native), func(t *testing.T) {
-			f := newFixture(t)
-			r := openTab(t, native, f, "/tools.html", Options{})
-			waitFrames(t, f)
-			l := r.list()
-			slow := toolID(t, l, "slow_save")
-			errs := make(chan error, 4)
-			for i := 0; i < 4; i++ {
-				c, err := r.broker.Prepare(context.Background(), r.conv, r.tab, slow, json.RawMessage(`{"delayMs":600000}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				go func() { _, err := c.Invoke(context.Background()); errs <- err }()
-			}
-			for i := 0; i < 4; i++ {
-				wait(t, f.started, "slow_save running in the page")
-			}
-			// A fifth concurrent call is refused before dispatch.
-			_, err := r.call(context.Background(), toolID(t, l, "read_status"), "")
-			var ce *consent.Error
-			if codeOf(err) != consent.CodeTooManyRequests || !asError(err, &ce) || ce.Dispatched {
-				t.Fatalf("fifth call: %#v", err)
-			}
-			// Take-over: the console cancels the conversation's running calls.
-			r.broker.CancelConversation("someone-else")
-			select {
-			case err := <-errs:
-				t.Fatalf("another conversation's cancel ended a call: %v", err)
-			default:
-			}
-			r.broker.CancelConversation(r.conv)
-			for i := 0; i < 4; i++ {
-				if err := <-errs; codeOf(err) != consent.CodeCanceled {
-					t.Fatalf("cancelled call: %v", err)
-				}
-			}
-			wait(t, f.cancelled, "in-page cancellation")
-			if n := f.recordCount(); n != 0 {
-				t.Fatalf("%d records after cancelled calls", n)
-			}
-			// The slots are free again.
-			if _, err := r.call(context.Background(), toolID(t, l, "read_status"), ""); err != nil {
+	bothModes(t, func(t *testing.T, native bool) {
+		f, r := toolsTab(t, native, Options{})
+		l := r.list()
+		slow := toolID(t, l, "slow_save")
+		errs := make(chan error, 4)
+		for i := 0; i < 4; i++ {
+			c, err := r.broker.Prepare(context.Background(), r.conv, r.tab, slow, json.RawMessage(`{"delayMs":600000}`))
+			if err != nil {
 				t.Fatal(err)
 			}
-		})
-	}
+			go func() { _, err := c.Invoke(context.Background()); errs <- err }()
+		}
+		for i := 0; i < 4; i++ {
+			wait(t, f.started, "slow_save running in the page")
+		}
+		// A fifth concurrent call is refused before dispatch.
+		_, err := r.call(context.Background(), toolID(t, l, "read_status"), "")
+		var ce *consent.Error
+		if codeOf(err) != consent.CodeTooManyRequests || !asError(err, &ce) || ce.Dispatched {
+			t.Fatalf("fifth call: %#v", err)
+		}
+		// Take-over: the console cancels the conversation's running calls.
+		r.broker.CancelConversation("someone-else")
+		select {
+		case err := <-errs:
+			t.Fatalf("another conversation's cancel ended a call: %v", err)
+		default:
+		}
+		r.broker.CancelConversation(r.conv)
+		for i := 0; i < 4; i++ {
+			if err := <-errs; codeOf(err) != consent.CodeCanceled {
+				t.Fatalf("cancelled call: %v", err)
+			}
+		}
+		wait(t, f.cancelled, "in-page cancellation")
+		if n := f.recordCount(); n != 0 {
+			t.Fatalf("%d records after cancelled calls", n)
+		}
+		// The slots are free again.
+		if _, err := r.call(context.Background(), toolID(t, l, "read_status"), ""); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestOperationContextCancels(t *testing.T) {
@@ -100,74 +92,72 @@ func TestOperationContextCancels(t *testing.T) {
 }
 
 func TestHostilePage(t *testing.T) {
-	for _, native := range []bool{true, false} {
-		t.Run(modeName(native), func(t *testing.T) {
-			f := newFixture(t)
-			r := openTab(t, native, f, "/hostile.html", Options{})
-			if title := r.page.MustInfo().Title; title != "Hostile tools ready" {
-				t.Fatalf("page did not finish registering: %q", title)
+	bothModes(t, func(t *testing.T, native bool) {
+		f := newFixture(t)
+		r := openTab(t, native, f, "/hostile.html", Options{})
+		if title := r.page.MustInfo().Title; title != "Hostile tools ready" {
+			t.Fatalf("page did not finish registering: %q", title)
+		}
+		start := time.Now()
+		l := r.list()
+		if el := time.Since(start); el > 5*time.Second {
+			t.Fatalf("discovery took %v", el)
+		}
+		listed := map[string]bool{}
+		for _, tl := range l.Tools {
+			listed[tl.Name] = true
+		}
+		if !listed["ok_tool"] || !listed["huge_result"] {
+			t.Fatalf("valid tools hidden: %v", names(l))
+		}
+		if len(l.Tools) != MaxToolsPerFrame {
+			t.Fatalf("listed %d tools, want the frame quota %d", len(l.Tools), MaxToolsPerFrame)
+		}
+		for _, name := range []string{"h_format", "h_pattern", "h_pattern_properties", "h_defs_pattern", "h_defs_format",
+			"h_defs_pattern_properties", "h_remote_ref", "h_pointer_ref", "h_schema_65k", "h_depth_33", "h_nodes_5001"} {
+			if !hasRejected(l, name, consent.CodeUnsupportedSchema) {
+				t.Errorf("%s not rejected as unsupported_schema", name)
 			}
-			start := time.Now()
-			l := r.list()
-			if el := time.Since(start); el > 5*time.Second {
-				t.Fatalf("discovery took %v", el)
+			if listed[name] {
+				t.Errorf("%s listed", name)
 			}
-			listed := map[string]bool{}
-			for _, tl := range l.Tools {
-				listed[tl.Name] = true
+		}
+		bulkRejected := 0
+		for _, rj := range l.RejectedTools {
+			if rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == consent.CodeInvalidSiteTool {
+				bulkRejected++
 			}
-			if !listed["ok_tool"] || !listed["huge_result"] {
-				t.Fatalf("valid tools hidden: %v", names(l))
+			if rj.Origin != f.URL {
+				t.Errorf("rejected entry origin %q", rj.Origin)
 			}
-			if len(l.Tools) != MaxToolsPerFrame {
-				t.Fatalf("listed %d tools, want the frame quota %d", len(l.Tools), MaxToolsPerFrame)
+		}
+		if bulkRejected != 200-(MaxToolsPerFrame-2) {
+			t.Errorf("%d bulk tools rejected", bulkRejected)
+		}
+		// Bad names: Chromium refuses them at registerTool, so only the
+		// polyfill path sees them; each is one entry without a name.
+		nameless := 0
+		for _, rj := range l.RejectedTools {
+			if rj.Name == nil && rj.Code == consent.CodeInvalidSiteTool {
+				nameless++
 			}
-			for _, name := range []string{"h_format", "h_pattern", "h_pattern_properties", "h_defs_pattern", "h_defs_format",
-				"h_defs_pattern_properties", "h_remote_ref", "h_pointer_ref", "h_schema_65k", "h_depth_33", "h_nodes_5001"} {
-				if !hasRejected(l, name, consent.CodeUnsupportedSchema) {
-					t.Errorf("%s not rejected as unsupported_schema", name)
-				}
-				if listed[name] {
-					t.Errorf("%s listed", name)
-				}
-			}
-			bulkRejected := 0
-			for _, rj := range l.RejectedTools {
-				if rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == consent.CodeInvalidSiteTool {
-					bulkRejected++
-				}
-				if rj.Origin != f.URL {
-					t.Errorf("rejected entry origin %q", rj.Origin)
-				}
-			}
-			if bulkRejected != 200-(MaxToolsPerFrame-2) {
-				t.Errorf("%d bulk tools rejected", bulkRejected)
-			}
-			// Bad names: Chromium refuses them at registerTool, so only the
-			// polyfill path sees them; each is one entry without a name.
-			nameless := 0
-			for _, rj := range l.RejectedTools {
-				if rj.Name == nil && rj.Code == consent.CodeInvalidSiteTool {
-					nameless++
-				}
-			}
-			if !native && nameless != 5 {
-				t.Errorf("%d bad-name entries, want 5", nameless)
-			}
-			if listed["hanging_getter"] {
-				t.Error("a registration whose getter threw was listed")
-			}
-			// The 1 MiB result is refused after the call, before anyone sees it.
-			_, err := r.call(context.Background(), toolID(t, l, "huge_result"), "")
-			if codeOf(err) != consent.CodeResultTooLarge {
-				t.Fatalf("huge_result: %v", err)
-			}
-			// The page still works for ordinary CDP.
-			if _, err := r.page.Timeout(5 * time.Second).Element("h1"); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+		}
+		if !native && nameless != 5 {
+			t.Errorf("%d bad-name entries, want 5", nameless)
+		}
+		if listed["hanging_getter"] {
+			t.Error("a registration whose getter threw was listed")
+		}
+		// The 1 MiB result is refused after the call, before anyone sees it.
+		_, err := r.call(context.Background(), toolID(t, l, "huge_result"), "")
+		if codeOf(err) != consent.CodeResultTooLarge {
+			t.Fatalf("huge_result: %v", err)
+		}
+		// The page still works for ordinary CDP.
+		if _, err := r.page.Timeout(5 * time.Second).Element("h1"); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestPolyfillBridgeUnreachable(t *testing.T) {
@@ -228,28 +218,26 @@ func asError(err error, target **consent.Error) bool {
 }
 
 func TestFrameCannotRegisterForAnother(t *testing.T) {
-	for _, native := range []bool{true, false} {
-		t.Run(modeName(native), func(t *testing.T) {
-			f := newFixture(t)
-			r := openTab(t, native, f, "/frame-attack.html", Options{})
-			outcome := wait(t, f.frameDone, "the attacking frame")
-			if !strings.HasPrefix(outcome, "attacker:registered,attack:") || strings.HasSuffix(outcome, "attack:registered") {
-				t.Fatalf("attack outcome %q", outcome)
+	bothModes(t, func(t *testing.T, native bool) {
+		f := newFixture(t)
+		r := openTab(t, native, f, "/frame-attack.html", Options{})
+		outcome := wait(t, f.frameDone, "the attacking frame")
+		if !strings.HasPrefix(outcome, "attacker:registered,attack:") || strings.HasSuffix(outcome, "attack:registered") {
+			t.Fatalf("attack outcome %q", outcome)
+		}
+		l := r.list()
+		got := names(l)
+		if len(got) != 2 || !slices.Contains(got, "parent_tool") || !slices.Contains(got, "attacker") {
+			t.Fatalf("listed %v", got)
+		}
+		for _, tl := range l.Tools {
+			want := f.URL
+			if tl.Name == "attacker" {
+				want = strings.Replace(f.URL, "127.0.0.1", "localhost", 1)
 			}
-			l := r.list()
-			got := names(l)
-			if len(got) != 2 || !slices.Contains(got, "parent_tool") || !slices.Contains(got, "attacker") {
-				t.Fatalf("listed %v", got)
+			if tl.Origin != want {
+				t.Fatalf("%s attributed to %s, want %s", tl.Name, tl.Origin, want)
 			}
-			for _, tl := range l.Tools {
-				want := f.URL
-				if tl.Name == "attacker" {
-					want = strings.Replace(f.URL, "127.0.0.1", "localhost", 1)
-				}
-				if tl.Origin != want {
-					t.Fatalf("%s attributed to %s, want %s", tl.Name, tl.Origin, want)
-				}
-			}
-		})
-	}
+		}
+	})
 }

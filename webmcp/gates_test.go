@@ -64,97 +64,95 @@ func (g *gateRig) ask(ctx context.Context, req consent.Request) <-chan error {
 }
 
 func TestGatedCallSequence(t *testing.T) {
-	for _, native := range []bool{true, false} {
-		t.Run(modeName(native), func(t *testing.T) {
-			f := newFixture(t)
-			g := newGateRig(t, native, f)
-			waitFrames(t, f)
-			l := g.list()
+	bothModes(t, func(t *testing.T, native bool) {
+		f := newFixture(t)
+		g := newGateRig(t, native, f)
+		waitFrames(t, f)
+		l := g.list()
 
-			op, err := g.e.Begin(context.Background(), g.conv, g.tab, "webmcp_call_tool")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := g.broker.Prepare(op.Context(), g.conv, g.tab, toolID(t, l, "save_draft"), json.RawMessage(`{"title":"draft one"}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			asked := g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
-				Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
-			rv := g.decide(consent.KindToolCall, true)
-			if rv.ToolCall == nil || rv.ToolCall.ToolName != "save_draft" || strings.Contains(rv.ToolCall.InputSummary, "draft one") {
-				t.Fatalf("review %+v", rv.ToolCall)
-			}
-			if f.recordCount() != 0 {
-				t.Fatal("the tool ran before Allow once")
-			}
-			if err := <-asked; err != nil {
-				t.Fatal(err)
-			}
-			res, err := c.Invoke(op.Context())
-			if err != nil || f.recordCount() != 1 {
-				t.Fatalf("invoke: %s %v, records %d", res, err, f.recordCount())
-			}
-			asked = g.ask(op.Context(), consent.Request{Gate: consent.GateDisclosure, Conversation: g.conv, Tab: g.tab,
-				Origin: c.Tool.Origin, Disclosure: c.Disclosure(res)})
-			rv = g.decide(consent.KindDisclosure, true)
-			if rv.Disclosure == nil || rv.Disclosure.Result != string(res) {
-				t.Fatalf("disclosure review %+v", rv.Disclosure)
-			}
-			if err := <-asked; err != nil {
-				t.Fatal(err)
-			}
-			op.End()
+		op, err := g.e.Begin(context.Background(), g.conv, g.tab, "webmcp_call_tool")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := g.broker.Prepare(op.Context(), g.conv, g.tab, toolID(t, l, "save_draft"), json.RawMessage(`{"title":"draft one"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
+			Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
+		rv := g.decide(consent.KindToolCall, true)
+		if rv.ToolCall == nil || rv.ToolCall.ToolName != "save_draft" || strings.Contains(rv.ToolCall.InputSummary, "draft one") {
+			t.Fatalf("review %+v", rv.ToolCall)
+		}
+		if f.recordCount() != 0 {
+			t.Fatal("the tool ran before Allow once")
+		}
+		if err := <-asked; err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Invoke(op.Context())
+		if err != nil || f.recordCount() != 1 {
+			t.Fatalf("invoke: %s %v, records %d", res, err, f.recordCount())
+		}
+		asked = g.ask(op.Context(), consent.Request{Gate: consent.GateDisclosure, Conversation: g.conv, Tab: g.tab,
+			Origin: c.Tool.Origin, Disclosure: c.Disclosure(res)})
+		rv = g.decide(consent.KindDisclosure, true)
+		if rv.Disclosure == nil || rv.Disclosure.Result != string(res) {
+			t.Fatalf("disclosure review %+v", rv.Disclosure)
+		}
+		if err := <-asked; err != nil {
+			t.Fatal(err)
+		}
+		op.End()
 
-			// A denied disclosure withholds the canary from everything we produce.
-			op, err = g.e.Begin(context.Background(), g.conv, g.tab, "webmcp_call_tool")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err = g.broker.Prepare(op.Context(), g.conv, g.tab, toolID(t, l, "read_session"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			asked = g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
-				Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
-			g.decide(consent.KindToolCall, true)
-			if err := <-asked; err != nil {
-				t.Fatal(err)
-			}
-			res, err = c.Invoke(op.Context())
-			if err != nil || !strings.Contains(string(res), f.canary) {
-				t.Fatalf("read_session: %v", err)
-			}
-			asked = g.ask(op.Context(), consent.Request{Gate: consent.GateDisclosure, Conversation: g.conv, Tab: g.tab,
-				Origin: c.Tool.Origin, Disclosure: c.Disclosure(res)})
-			g.decide(consent.KindDisclosure, false)
-			if err := <-asked; consent.CodeOf(err) != consent.CodeResultWithheld || strings.Contains(err.Error(), f.canary) {
-				t.Fatalf("denied disclosure: %v", err)
-			}
-			op.End()
-			recs, _ := json.Marshal(g.mem.Records())
-			if strings.Contains(string(recs), f.canary) {
-				t.Fatal("the canary reached the audit log")
-			}
-			if st, _ := json.Marshal(g.e.Snapshot()); strings.Contains(string(st), f.canary) {
-				t.Fatal("the canary outlived its review in engine state")
-			}
-			// A denied action never reaches the page.
-			op, _ = g.e.Begin(context.Background(), g.conv, g.tab, "webmcp_call_tool")
-			c, err = g.broker.Prepare(op.Context(), g.conv, g.tab, toolID(t, l, "save_draft"), json.RawMessage(`{"title":"no"}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			asked = g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
-				Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
-			g.decide(consent.KindToolCall, false)
-			if err := <-asked; consent.CodeOf(err) != consent.CodeUserDenied {
-				t.Fatalf("denied action: %v", err)
-			}
-			op.End()
-			if n := f.recordCount(); n != 1 {
-				t.Fatalf("%d records; only the approved call may record", n)
-			}
-		})
-	}
+		// A denied disclosure withholds the canary from everything we produce.
+		op, err = g.e.Begin(context.Background(), g.conv, g.tab, "webmcp_call_tool")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err = g.broker.Prepare(op.Context(), g.conv, g.tab, toolID(t, l, "read_session"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked = g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
+			Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
+		g.decide(consent.KindToolCall, true)
+		if err := <-asked; err != nil {
+			t.Fatal(err)
+		}
+		res, err = c.Invoke(op.Context())
+		if err != nil || !strings.Contains(string(res), f.canary) {
+			t.Fatalf("read_session: %v", err)
+		}
+		asked = g.ask(op.Context(), consent.Request{Gate: consent.GateDisclosure, Conversation: g.conv, Tab: g.tab,
+			Origin: c.Tool.Origin, Disclosure: c.Disclosure(res)})
+		g.decide(consent.KindDisclosure, false)
+		if err := <-asked; consent.CodeOf(err) != consent.CodeResultWithheld || strings.Contains(err.Error(), f.canary) {
+			t.Fatalf("denied disclosure: %v", err)
+		}
+		op.End()
+		recs, _ := json.Marshal(g.mem.Records())
+		if strings.Contains(string(recs), f.canary) {
+			t.Fatal("the canary reached the audit log")
+		}
+		if st, _ := json.Marshal(g.e.Snapshot()); strings.Contains(string(st), f.canary) {
+			t.Fatal("the canary outlived its review in engine state")
+		}
+		// A denied action never reaches the page.
+		op, _ = g.e.Begin(context.Background(), g.conv, g.tab, "webmcp_call_tool")
+		c, err = g.broker.Prepare(op.Context(), g.conv, g.tab, toolID(t, l, "save_draft"), json.RawMessage(`{"title":"no"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked = g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
+			Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
+		g.decide(consent.KindToolCall, false)
+		if err := <-asked; consent.CodeOf(err) != consent.CodeUserDenied {
+			t.Fatalf("denied action: %v", err)
+		}
+		op.End()
+		if n := f.recordCount(); n != 1 {
+			t.Fatalf("%d records; only the approved call may record", n)
+		}
+	})
 }

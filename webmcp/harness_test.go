@@ -179,6 +179,24 @@ type tabRig struct {
 	tab    consent.TabID
 }
 
+// bothModes runs body once on Chromium's native WebMCP domain and once on
+// the polyfill: every behaviour must hold on both.
+func bothModes(t *testing.T, body func(t *testing.T, native bool)) {
+	for _, native := range []bool{true, false} {
+		t.Run(modeName(native), func(t *testing.T) { body(t, native) })
+	}
+}
+
+// toolsTab opens tools.html (the fixture's registering page) in a fresh
+// tab and waits until all its frames have registered.
+func toolsTab(t *testing.T, native bool, opts Options) (*fixture, *tabRig) {
+	t.Helper()
+	f := newFixture(t)
+	r := openTab(t, native, f, "/tools.html", opts)
+	waitFrames(t, f)
+	return f, r
+}
+
 func modeName(native bool) string {
 	if native {
 		return "native"
