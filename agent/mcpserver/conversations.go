@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"unicode"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
@@ -34,6 +36,9 @@ type conversation struct {
 type trackedSession struct {
 	session *mcp.ServerSession
 	tokenID string
+	// deleted: its own client sent DELETE, so an end is the client's doing
+	// rather than the idle timeout's.
+	deleted bool
 }
 
 // trackSession watches a stateful session so its conversation ends when the
@@ -61,14 +66,37 @@ func (s *Server) trackSession(ss *mcp.ServerSession, tokenID string) {
 	}()
 }
 
+// noteDelete remembers that a session's own client asked to end it, so the
+// audit can tell that apart from an idle timeout. Another token's DELETE
+// is refused by the SDK and noted nowhere.
+func (s *Server) noteDelete(r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	info := auth.TokenInfoFromContext(r.Context())
+	if id == "" || info == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.sessions[id]; t != nil && t.tokenID == info.UserID {
+		t.deleted = true
+	}
+}
+
 func (s *Server) sessionEnded(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	why := "MCP session closed by the client"
+	if t := s.sessions[id]; t == nil || !t.deleted {
+		why = "MCP session ended by the server"
+		if s.idle > 0 {
+			why += " (no request for " + s.idle.String() + ", or the session failed)"
+		}
+	}
 	s.ended[id] = true
 	delete(s.sessions, id)
 	for _, c := range s.convs {
 		if c.key.sessionID == id {
-			s.endConversationLocked(c, "MCP session ended")
+			s.endConversationLocked(c, why)
 		}
 	}
 }

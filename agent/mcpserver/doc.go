@@ -34,8 +34,10 @@
 // session is its own conversation). A conversation is registered with the
 // engine on its first tool call, named "<token name> · <clientInfo.name> ·
 // <short id>", and removed — its running ops cancelled, its tabs handed to
-// the operator — when its session ends (DELETE, or the console closes it),
-// when its token is revoked, or when the server closes. Once removed it
+// the operator — when its session ends (DELETE, the console closes it, or
+// it has had no request in flight for Config.SessionIdleTimeout, 30 min by
+// default, so a client that died without DELETE does not hold its tabs
+// forever), when its token is revoked, or when the server closes. Once removed it
 // never comes back: a later call on the same session gets no Surface call
 // (the SDK answers 404 for an ended session; a call that raced the end gets
 // missing_session). Every tool call runs under a context that is cancelled

@@ -31,18 +31,19 @@ type surfaceCall struct {
 }
 
 // fakeSurface answers every tool with a canned DESIGN §5 result and records
-// who called. Tools listed in block wait for their context to end, after
-// announcing the conversation on started.
+// who called. Tools listed in block wait for their context to end (or for
+// release to close), after announcing the conversation on started.
 type fakeSurface struct {
 	mu      sync.Mutex
 	calls   []surfaceCall
 	block   map[string]bool
 	started chan consent.ConversationID
 	ended   chan consent.ConversationID // a blocked call's context ended
+	release chan struct{}               // closing it lets blocked calls answer normally
 }
 
 func newFakeSurface() *fakeSurface {
-	return &fakeSurface{block: map[string]bool{}, started: make(chan consent.ConversationID, 16), ended: make(chan consent.ConversationID, 16)}
+	return &fakeSurface{block: map[string]bool{}, started: make(chan consent.ConversationID, 16), ended: make(chan consent.ConversationID, 16), release: make(chan struct{})}
 }
 
 func (f *fakeSurface) Call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) agent.Result {
@@ -52,7 +53,11 @@ func (f *fakeSurface) Call(ctx context.Context, conv consent.ConversationID, too
 	f.mu.Unlock()
 	if block {
 		f.started <- conv
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-f.release:
+			return cannedResult(tool, args)
+		}
 		f.ended <- conv
 		return envelope("canceled", "the operation was cancelled", true, "observe_before_retry")
 	}
@@ -132,13 +137,20 @@ type testServer struct {
 	surface *fakeSurface
 }
 
-func startServer(t *testing.T) *testServer {
+func startServer(t *testing.T) *testServer { return startServerWith(t, nil) }
+
+// startServerWith starts a server whose Config tune may adjust first.
+func startServerWith(t *testing.T, tune func(*Config)) *testServer {
 	t.Helper()
 	eng := consent.New(consent.Config{})
 	t.Cleanup(eng.Close)
 	mem := &audit.Memory{}
 	fs := newFakeSurface()
-	s, err := New(Config{Surface: fs, Engine: eng, Audit: mem, AuditToolCalls: true, Version: "test"})
+	cfg := Config{Surface: fs, Engine: eng, Audit: mem, AuditToolCalls: true, Version: "test"}
+	if tune != nil {
+		tune(&cfg)
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

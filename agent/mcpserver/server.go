@@ -32,6 +32,10 @@ const DefaultListen = "127.0.0.1:0"
 // envelope (DESIGN §5 --max-upload-bytes); the SDK's own default is 4 MiB.
 const DefaultMaxRequestBytes = 16 << 20
 
+// DefaultSessionIdleTimeout is how long a stateful MCP session may go
+// without a request before the server ends it (Config.SessionIdleTimeout).
+const DefaultSessionIdleTimeout = 30 * time.Minute
+
 // DefaultTokenName names the token minted at Start.
 const DefaultTokenName = "default"
 
@@ -69,6 +73,15 @@ type Config struct {
 	// The console sizes it from --max-upload-bytes once browser_upload
 	// exists (base64 grows bytes by 4/3).
 	MaxRequestBytes int64
+	// SessionIdleTimeout ends a stateful MCP session (and so its
+	// conversation: ops cancelled, jobs stopped, tabs to the operator) that
+	// has had no request in flight for this long, so a client that died
+	// without DELETE does not hold its tabs forever. A call waiting on a
+	// review counts as in flight; an open GET event stream does not. Zero:
+	// DefaultSessionIdleTimeout; negative: sessions never idle out.
+	// Sessionless conversations have no session to end; revoking their
+	// token ends them.
+	SessionIdleTimeout time.Duration
 	// Tools is the published tool surface (--tools). Nil: agent.Specs;
 	// --tools web_use passes agent.WebUseSpecs.
 	Tools []agent.ToolSpec
@@ -97,6 +110,7 @@ type Server struct {
 	mcp       *mcp.Server
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
+	idle      time.Duration // stateful session idle timeout; 0: never
 
 	mu       sync.Mutex
 	started  bool
@@ -183,7 +197,15 @@ func New(cfg Config) (*Server, error) {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxRequestBytes
 	}
-	s.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: maxBody})
+	idle := cfg.SessionIdleTimeout
+	switch {
+	case idle == 0:
+		idle = DefaultSessionIdleTimeout
+	case idle < 0:
+		idle = 0 // the SDK's "never"
+	}
+	s.idle = idle
+	s.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: maxBody, SessionTimeout: idle})
 	s.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		Logger:              log,
@@ -328,6 +350,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
 		s.stateless.ServeHTTP(w, r)
 		return
+	}
+	if r.Method == http.MethodDelete {
+		s.noteDelete(r)
 	}
 	s.stateful.ServeHTTP(w, r)
 }
