@@ -91,8 +91,12 @@ func (e *UnexpectedError) Error() string { return "step " + e.Step + ": " + e.Go
 // Agent is one walk's state.
 type Agent struct {
 	cfg Config
-	// step is the current step's name, for errors.
-	step string
+	// step is the current step's name, for errors; label is "step i/N",
+	// for the narration.
+	step, label string
+	// stopped says why the operator's refusal ended the walk, for the
+	// closing line.
+	stopped string
 
 	Tab, Popup  string // the main tab and the popup it opened
 	Observation string // the last observation id
@@ -108,20 +112,24 @@ func New(cfg Config) *Agent { return &Agent{cfg: cfg} }
 // operator refused a step, or the first unexpected outcome.
 func (a *Agent) Run(ctx context.Context, steps []Step) error {
 	for i, s := range steps {
-		a.step = s.Name
+		a.step, a.label = s.Name, fmt.Sprintf("step %d/%d", i+1, len(steps))
 		a.say(fmt.Sprintf("Step %d/%d: %s", i+1, len(steps), s.Says))
 		err := s.Run(ctx, a)
 		if err == nil {
 			continue
 		}
 		if errors.Is(err, ErrStopped) {
-			a.say("the demo ends here: " + err.Error() + ". Press q to quit.")
+			why := a.stopped
+			if why == "" {
+				why = err.Error()
+			}
+			a.say("The demo ends here: " + why + ". Press q, then y, to quit; run the demo again to start over.")
 			return err
 		}
-		a.warn("unexpected: " + err.Error())
+		a.warn("unexpected: " + err.Error() + ". The demo cannot go on: press q, then y, to quit, and run it again.")
 		return err
 	}
-	a.say(fmt.Sprintf("the journey is complete: %d steps. Press q to quit.", len(steps)))
+	a.say(fmt.Sprintf("The journey is complete: all %d steps. Press q, then y, to quit.", len(steps)))
 	return nil
 }
 
@@ -140,8 +148,10 @@ func Select(names ...string) []Step {
 	return out
 }
 
-func (a *Agent) say(text string)  { a.cfg.Engine.Note(a.cfg.Conv, "demo: "+text, false) }
-func (a *Agent) warn(text string) { a.cfg.Engine.Note(a.cfg.Conv, "demo: "+text, true) }
+// The activity log already names the conversation ("demo agent: …"), so
+// the narration carries no prefix of its own.
+func (a *Agent) say(text string)  { a.cfg.Engine.Note(a.cfg.Conv, text, false) }
+func (a *Agent) warn(text string) { a.cfg.Engine.Note(a.cfg.Conv, text, true) }
 
 func (a *Agent) unexpected(format string, args ...any) error {
 	return &UnexpectedError{Step: a.step, Got: fmt.Sprintf(format, args...)}
@@ -183,14 +193,31 @@ var refusals = map[string]bool{
 	string(consent.CodeCanceled): true, string(consent.CodeResultWithheld): true,
 }
 
+// why says in the operator's words what each refusal code means.
+var why = map[string]string{
+	string(consent.CodeUserDenied):     "you denied the review",
+	string(consent.CodeTimeout):        "nobody answered the review in time",
+	string(consent.CodeNeedsAttention): "the review waited unanswered",
+	string(consent.CodePaused):         "you took over the browser",
+	string(consent.CodeCanceled):       "the step was cancelled",
+	string(consent.CodeResultWithheld): "you withheld the result",
+}
+
+// refused narrates an operator's refusal and returns the ErrStopped that
+// ends the walk.
+func (a *Agent) refused(code, what string) error {
+	a.stopped = what + " was refused: " + why[code]
+	a.say("→ " + code + ": " + why[code])
+	return fmt.Errorf("%w: %s (%s)", ErrStopped, what, code)
+}
+
 // ok demands success; an operator's refusal stops the walk.
 func (a *Agent) ok(r reply, what string) (reply, error) {
 	if !r.isErr {
 		return r, nil
 	}
 	if refusals[r.code()] {
-		a.say("→ " + r.code() + ": " + what + " was refused")
-		return r, fmt.Errorf("%w: %s (%s)", ErrStopped, what, r.code())
+		return r, a.refused(r.code(), what)
 	}
 	return r, a.unexpected("%s failed with %s (%s)", what, r.code(), short(r.str("error")))
 }
@@ -202,8 +229,7 @@ func (a *Agent) want(r reply, code consent.Code, why string) error {
 		return nil
 	}
 	if r.isErr && refusals[r.code()] {
-		a.say("→ " + r.code())
-		return fmt.Errorf("%w: %s", ErrStopped, r.code())
+		return a.refused(r.code(), a.label)
 	}
 	if !r.isErr {
 		return a.unexpected("want %s, the call succeeded", code)

@@ -14,25 +14,34 @@ import (
 // outcome the journey expects of it.
 func Journey() []Step {
 	return []Step{
-		{Name: "tabs", Says: "listing my tabs — no gate; a new agent owns none", Run: stepTabs},
-		{Name: "open", Says: "opening the fixture's sign-in page — the navigation gate asks you to \"Allow origin in this tab\" (nothing reaches the site before you press a)", Run: stepOpen},
-		{Name: "observe-signin", Says: "reading the page with a screenshot — the read gate asks you to \"Allow reading this origin\"; a visible password field must refuse the image", Run: stepObserveSignIn},
-		{Name: "handoff", Says: "handing the browser to you: I must not type passwords", Run: stepHandoff},
-		{Name: "await-resume", Says: "waiting while you sign in in the Chromium window, then press r to resume", Run: stepAwaitResume},
-		{Name: "session", Says: "reading the page again — it should now say \"Session active\"", Run: stepSession},
-		{Name: "site-tools", Says: "going to the drafts page and listing its site tools — the navigation gate asks again (take-over revoked it), then discovery reads the page", Run: stepSiteTools},
-		{Name: "save-draft", Says: "calling the site tool save_draft — first \"Allow once\" (it runs), then \"Share result\" (only then do I see what it returned)", Run: stepSaveDraft},
-		{Name: "saved", Says: "observing the page to check the outcome myself: a receipt is not success", Run: stepSaved},
-		{Name: "dom-click", Says: "going to a page without site tools and clicking its button through the page instead — \"Allow once\" shows the target", Run: stepDOMClick},
-		{Name: "stale", Says: "trying the same observation again — it was used up by the click, so the console refuses without asking you", Run: stepStale},
-		{Name: "popup", Says: "the click opened a popup: it becomes my tab but needs its own navigation consent — select it with ↓ in the TUI to see its review", Run: stepPopup},
-		{Name: "foreign", Says: "a second agent tries to read my popup — the console refuses it without asking you", Run: stepForeign},
-		{Name: "redirect", Says: "following a redirect to another origin — the hop is held for its own navigation review; please press d to deny it", Run: stepRedirect},
-		{Name: "policy-blocked", Says: "policy run: a console whose policy lists only the fixture refuses any other origin before any review", Run: stepPolicyBlocked},
-		{Name: "policy-upload", Says: "policy run: opening a page that tries to upload (POST, PUT, beacon) while the policy blocks uploads — allow the navigation in the policy run's tab (select it with tab)", Run: stepPolicyUpload},
-		{Name: "close", Says: "closing my tab the way you would close its window, then using it: a closed tab is an explicit tab_closed", Run: stepClose},
+		{Name: "tabs", Says: "I list my tabs (no review needed); a new agent owns none. Nothing to press.", Run: stepTabs},
+		{Name: "open", Says: "I open the fixture's sign-in page. No request reaches the site before you decide. You: press a (\"Allow origin in this tab\").", Run: stepOpen},
+		{Name: "observe-signin", Says: "I read the page with a screenshot. You: press a (\"Allow reading this origin\"). The console then refuses me anyway: a password field is on screen, and that is your job.", Run: stepObserveSignIn},
+		{Name: "handoff", Says: "I hand the browser to you for the sign-in: an agent must not type passwords. Nothing to press yet.", Run: stepHandoff},
+		{Name: "await-resume", Says: signInHelp, Run: stepAwaitResume},
+		{Name: "session", Says: "I read the page again (reading stays allowed: no review). It should say \"Session active\". Nothing to press.", Run: stepSession},
+		{Name: "site-tools", Says: "I go to the drafts page and list its site tools. Your take-over revoked my navigation consent, so it asks again. You: press a (\"Allow origin in this tab\").", Run: stepSiteTools},
+		{Name: "save-draft", Says: "I call the site tool save_draft. Two reviews: press a (\"Allow once\") and it runs; then press a (\"Share result\") and only then do I see what it returned.", Run: stepSaveDraft},
+		{Name: "saved", Says: "I observe the page to check the outcome myself: a tool's receipt is not success. Nothing to press.", Run: stepSaved},
+		{Name: "dom-click", Says: "I go to a page without site tools and click its button through the page instead. You: press a (\"Allow once\"); the review names the button.", Run: stepDOMClick},
+		{Name: "stale", Says: "I try the same observation again. The click used it up, so the console refuses without asking you. Nothing to press.", Run: stepStale},
+		{Name: "popup", Says: "The click opened a popup: it is my tab, but it needs its own navigation consent. You: press ↓ to select the new tab (its review comes up), then press a.", Run: stepPopup},
+		{Name: "foreign", Says: "A second agent tries to read my popup. The console refuses it without asking you. Nothing to press.", Run: stepForeign},
+		{Name: "redirect", Says: "I follow a redirect to the second origin, which you never approve. The hop waits for its own review on my first tab. You: press ↑ to select that tab, then d to deny.", Run: stepRedirect},
+		{Name: "policy-blocked", Says: "Policy run: a second Chromium, launched with a policy that lists only the fixture, refuses any other origin before any review. Nothing to press.", Run: stepPolicyBlocked},
+		{Name: "policy-upload", Says: "Policy run: it opens a page that tries to upload (POST, PUT, beacon) while its policy blocks uploads. You: press tab until \"demo policy run\" is selected (▸), then a (\"Allow origin in this tab\").", Run: stepPolicyUpload},
+		{Name: "close", Says: "I close my tab the way you would close its window, then use it: a closed tab is an explicit tab_closed, never silently replaced. Nothing to press.", Run: stepClose},
 	}
 }
+
+// signInHelp is what the operator does during the take-over; it names the
+// credentials because the screen is all a newcomer has.
+var signInHelp = fmt.Sprintf("You have the browser. In the Chromium window type user name %q and password %q (leave One-time code empty) and click Sign in; "+
+	"if Chromium offers to save the password, click No thanks. The page then says \"Session active\". Come back here and press r.", User, Password)
+
+// signInTries bounds how often the walk hands the browser back when the
+// operator resumed without signing in.
+const signInTries = 3
 
 func stepTabs(ctx context.Context, a *Agent) error {
 	r, err := a.ok(a.mine(ctx, "browser_tabs", nil), "listing tabs")
@@ -71,7 +80,6 @@ func stepHandoff(ctx context.Context, a *Agent) error {
 		return err
 	}
 	a.say("→ " + r.str("status") + ", next: " + r.str("next"))
-	a.say(fmt.Sprintf("you have the browser: in the Chromium window sign in with user name %q and password %q (any non-empty pair works), then press r here", User, Password))
 	return nil
 }
 
@@ -83,18 +91,33 @@ func stepAwaitResume(ctx context.Context, a *Agent) error {
 	return nil
 }
 
+// stepSession checks the sign-in worked. Pressing r before signing in is
+// the newcomer's likeliest slip, so the walk hands the browser back (a
+// bounded number of times) instead of failing.
 func stepSession(ctx context.Context, a *Agent) error {
-	r, err := a.ok(a.mine(ctx, "browser_observe", map[string]any{"tabId": a.Tab}), "reading the page")
-	if err != nil {
-		return err
+	for try := 1; ; try++ {
+		r, err := a.ok(a.mine(ctx, "browser_observe", map[string]any{"tabId": a.Tab}), "reading the page")
+		if err != nil {
+			return err
+		}
+		a.Observation = r.str("observationId")
+		title := shortTitle(r)
+		a.say(fmt.Sprintf("→ ok: %s, title %q", a.Observation, title))
+		if contains(r.str("snapshot"), "Session active") {
+			return nil
+		}
+		if try == signInTries {
+			return a.unexpected("the page does not say Session active (title %q): was the sign-in done?", title)
+		}
+		a.say("The page does not say \"Session active\": the sign-in did not happen. I hand the browser back to you.")
+		if _, err := a.ok(a.mine(ctx, "browser_handoff", map[string]any{"tabId": a.Tab, "reason": "please sign in"}), "handing off"); err != nil {
+			return err
+		}
+		a.say(signInHelp)
+		if err := stepAwaitResume(ctx, a); err != nil {
+			return err
+		}
 	}
-	a.Observation = r.str("observationId")
-	title := shortTitle(r)
-	a.say(fmt.Sprintf("→ ok: %s, title %q", a.Observation, title))
-	if !contains(r.str("snapshot"), "Session active") {
-		return a.unexpected("the page does not say Session active (title %q): was the sign-in done?", title)
-	}
-	return nil
 }
 
 func stepSiteTools(ctx context.Context, a *Agent) error {
@@ -249,8 +272,7 @@ func stepPopup(ctx context.Context, a *Agent) error {
 	}
 	a.Popup = string(popup.ID)
 	if denied {
-		a.say("→ the popup's navigation was not allowed")
-		return fmt.Errorf("%w: the popup's navigation", ErrStopped)
+		return a.refused(string(consent.CodeUserDenied), "the popup's navigation")
 	}
 	r, err := a.ok(a.mine(ctx, "browser_tabs", nil), "listing tabs")
 	if err != nil {
@@ -303,11 +325,14 @@ func stepPolicyBlocked(ctx context.Context, a *Agent) error {
 		a.say("→ skipped: no policy run in this demo")
 		return nil
 	}
+	// Counted from here: an operator who allowed the redirect hop has
+	// already sent the main browser there.
+	before := a.cfg.Second.Total()
 	r := a.call(ctx, a.cfg.PolicySurface, a.cfg.PolicyConv, "browser_open", map[string]any{"url": a.cfg.Second.URL + "/index.html"})
 	if err := a.want(r, consent.CodeWebsiteBlocked, "the policy does not list that origin"); err != nil {
 		return err
 	}
-	if n := a.cfg.Second.Total(); n != 0 {
+	if n := a.cfg.Second.Total() - before; n != 0 {
 		return a.unexpected("the blocked origin saw %d requests", n)
 	}
 	return nil

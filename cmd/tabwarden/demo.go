@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,10 @@ const (
 	demoVisitor    consent.ConversationID = "demo-visitor"
 	demoPolicyConv consent.ConversationID = "demo-policy"
 )
+
+// demoReviewTimeout is how long a demo review waits for its key; the
+// countdown still shows on every review.
+const demoReviewTimeout = 5 * time.Minute
 
 func newDemoCmd() *cobra.Command {
 	return &cobra.Command{
@@ -109,7 +114,9 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	slog.SetDefault(slog.New(slog.NewTextHandler(logFile, nil)))
 	defer slog.SetDefault(prev)
 
-	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay, Audit: auditLog,
+	// A newcomer reads the narration and each review for the first time;
+	// the reference 60 s would end the demo under them.
+	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay, ReviewTimeout: demoReviewTimeout, Audit: auditLog,
 		Info: consent.Info{Browser: browserNotStarted, Endpoint: mcpNotStarted, Policy: "none (demo; the policy run has its own)"}})
 	defer eng.Close()
 
@@ -118,6 +125,8 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// The screen comes up once both browsers run, which takes seconds.
+	fmt.Fprintln(s.out, "tabwarden demo: starting the fixture site and two Chromium windows (the second runs the policy steps)…")
 	w, err := startDemoWorld(ctx, o, eng, auditLog)
 	if err != nil {
 		return err
@@ -171,8 +180,9 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 		return nil, failure(fmt.Errorf("fixture site: %w", err))
 	}
 	eng.AddConversation(demoConv, "demo agent")
-	eng.AddConversation(demoVisitor, "demo: second agent")
-	eng.AddConversation(demoPolicyConv, "demo: policy run")
+	// Names without a colon: the activity log writes "name: text".
+	eng.AddConversation(demoVisitor, "demo second agent")
+	eng.AddConversation(demoPolicyConv, "demo policy run")
 
 	main := *o
 	if main.profile == "" {
@@ -203,8 +213,8 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 	}
 	w.policyDispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: w.policyBrowser, Policy: w.policy, Audit: sink})
 
-	eng.Note(demoConv, fmt.Sprintf("demo: fixture site %s, second origin %s (never approve it). Sign-in credentials when asked: user %q, password %q.",
-		w.site.URL, w.second.URL, demo.User, demo.Password), false)
+	eng.Note(demoConv, fmt.Sprintf("Welcome: I am a scripted agent. Before each step I say here what I ask and which key you press. "+
+		"Fixture site %s; second origin %s (never approve it).", w.site.URL, w.second.URL), false)
 	return w, nil
 }
 

@@ -1,0 +1,164 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// fakeSurface answers each tool from a script and records the calls.
+type fakeSurface struct {
+	answer func(tool string, n int) agent.Result
+	calls  []string
+}
+
+func (f *fakeSurface) Call(_ context.Context, _ consent.ConversationID, tool string, _ json.RawMessage) agent.Result {
+	n := 0
+	for _, c := range f.calls {
+		if c == tool {
+			n++
+		}
+	}
+	f.calls = append(f.calls, tool)
+	return f.answer(tool, n)
+}
+
+func (f *fakeSurface) count(tool string) int {
+	n := 0
+	for _, c := range f.calls {
+		if c == tool {
+			n++
+		}
+	}
+	return n
+}
+
+func okResult(fields map[string]any) agent.Result {
+	obj := map[string]any{"ok": true}
+	for k, v := range fields {
+		obj[k] = v
+	}
+	return agent.Result{Object: obj}
+}
+
+func failResult(code consent.Code) agent.Result {
+	return agent.Result{IsError: true, Object: map[string]any{"ok": false, "code": string(code), "error": "refused"}}
+}
+
+func page(title string) agent.Result {
+	return okResult(map[string]any{"observationId": "o1", "title": title, "snapshot": "title \"" + title + "\"\ne1 heading \"" + title + "\""})
+}
+
+func newWalk(t *testing.T, s agent.Surface) (*Agent, *consent.Engine) {
+	t.Helper()
+	eng := consent.New(consent.Config{})
+	t.Cleanup(eng.Close)
+	eng.AddConversation("demo", "demo agent")
+	site, err := fixture.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(site.Close)
+	a := New(Config{Surface: s, Conv: "demo", Engine: eng, Site: site, Second: site})
+	a.Tab = "t1"
+	return a, eng
+}
+
+func activity(eng *consent.Engine) string {
+	var b strings.Builder
+	for _, e := range eng.Snapshot().Activity {
+		b.WriteString(e.Text + "\n")
+	}
+	return b.String()
+}
+
+// TestSessionHandsBackAfterEarlyResume: resuming before signing in is the
+// newcomer's likeliest slip; the walk hands the browser back with the
+// credentials on screen and goes on once the page says Session active.
+func TestSessionHandsBackAfterEarlyResume(t *testing.T) {
+	s := &fakeSurface{answer: func(tool string, n int) agent.Result {
+		switch {
+		case tool == "browser_observe" && n == 0:
+			return page("Sign in")
+		case tool == "browser_observe":
+			return page("Session active")
+		case tool == "browser_handoff":
+			return okResult(map[string]any{"status": "paused", "next": "user_resume"})
+		}
+		t.Fatalf("unexpected call %s", tool)
+		return agent.Result{}
+	}}
+	a, eng := newWalk(t, s)
+	if err := a.Run(context.Background(), Select("session")); err != nil {
+		t.Fatalf("Run: %v\n%s", err, activity(eng))
+	}
+	if n := s.count("browser_handoff"); n != 1 {
+		t.Errorf("handoffs = %d, want 1", n)
+	}
+	log := activity(eng)
+	for _, want := range []string{`"` + User + `"`, `"` + Password + `"`, "press r", "The journey is complete"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the activity log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestSessionGivesUpAfterBoundedTries: an operator who never signs in ends
+// the walk with an unexpected outcome, not an endless loop.
+func TestSessionGivesUpAfterBoundedTries(t *testing.T) {
+	s := &fakeSurface{answer: func(tool string, n int) agent.Result {
+		if tool == "browser_observe" {
+			return page("Sign in")
+		}
+		return okResult(map[string]any{"status": "paused", "next": "user_resume"})
+	}}
+	a, _ := newWalk(t, s)
+	err := a.Run(context.Background(), Select("session"))
+	var ue *UnexpectedError
+	if !errors.As(err, &ue) || ue.Step != "session" {
+		t.Fatalf("Run = %v, want an unexpected outcome of step session", err)
+	}
+	if n := s.count("browser_observe"); n != signInTries {
+		t.Errorf("observes = %d, want %d", n, signInTries)
+	}
+}
+
+// TestRefusalSaysWhyAndHowToQuit: a refusal ends the walk with a line in
+// the operator's words and the keys that quit.
+func TestRefusalSaysWhyAndHowToQuit(t *testing.T) {
+	for code, why := range map[consent.Code]string{
+		consent.CodeUserDenied: "you denied the review",
+		consent.CodeTimeout:    "nobody answered the review in time",
+	} {
+		s := &fakeSurface{answer: func(string, int) agent.Result { return failResult(code) }}
+		a, eng := newWalk(t, s)
+		err := a.Run(context.Background(), Select("open"))
+		if !errors.Is(err, ErrStopped) {
+			t.Fatalf("%s: Run = %v, want ErrStopped", code, err)
+		}
+		acts := eng.Snapshot().Activity
+		last := acts[len(acts)-1].Text
+		if !strings.Contains(last, why) || !strings.Contains(last, "Press q, then y") {
+			t.Errorf("%s: closing line %q", code, last)
+		}
+	}
+}
+
+// TestEveryStepSaysWhatToPress: the screen is all a newcomer has, so each
+// step's narration says which key to press or that there is none.
+func TestEveryStepSaysWhatToPress(t *testing.T) {
+	for _, s := range Journey() {
+		if !strings.Contains(s.Says, "press") { // "press a", "press ↓", or "Nothing to press"
+			t.Errorf("step %s does not say what to press: %q", s.Name, s.Says)
+		}
+		if strings.HasPrefix(s.Says, "demo:") {
+			t.Errorf("step %s repeats the conversation's name: %q", s.Name, s.Says)
+		}
+	}
+}
