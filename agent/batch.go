@@ -224,11 +224,12 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 	// The answer below is the agent's only news that the plan runs; if its
 	// call already ended, the answer goes nowhere. Checked last, so the
 	// freeze covers the whole window the console can see.
-	if ctx.Err() != nil {
-		if err := d.engine.Freeze(conv, j.id); err == nil {
-			return fail(d.engine.Frozen(conv)), tab
+	// Freeze fails only for a conversation that ended: nobody is left to
+	// mislead, and the answer below goes nowhere either.
+	if ctx.Err() != nil && d.engine.Freeze(conv, j.id) == nil {
+		if err := d.engine.Frozen(conv); err != nil {
+			return fail(err), tab
 		}
-		// The conversation itself ended: nobody is left to mislead.
 	}
 	return ok(map[string]any{"jobId": j.id, "status": JobRunning, "steps": len(plan), "next": "browser_job"}), tab
 }
