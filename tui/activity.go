@@ -10,10 +10,13 @@ import (
 // An entry longer than the width wraps onto indented continuation lines
 // instead of being cut: the log is where an agent says what it will ask
 // next (the demo's instructions, credentials included), so every word of
-// an entry on screen must be readable. Only whole entries are shown,
-// except the newest, which is never dropped: if it alone is taller than
-// the section, its beginning is shown and the cut marked with "…". When
-// older entries do not fit, the newest ends on the section's last line.
+// an entry on screen must be readable. The newest entry is never dropped:
+// if it alone is taller than the section, its beginning is shown and the
+// cut marked with "…". Older entries fill the rest whole, newest last; the
+// oldest one shown may show only its end, marked "…" where it starts
+// (narration ends with what to press, so the end is the part to keep).
+// The section is therefore full whenever entries remain unshown, and the
+// newest entry always ends on its last line.
 type activityLog struct {
 	s     consent.State
 	limit int // most entries shown; 0 = as many as fit
@@ -59,36 +62,44 @@ func (a activityLog) lines(w, h int) []string {
 	room := h - 1
 	names := a.names()
 	entries := a.s.Activity[len(a.s.Activity)-a.shown():]
-	// Newest first until the next whole entry no longer fits.
+	// Newest first while whole entries fit.
 	var blocks [][]string
-	for i := len(entries) - 1; i >= 0 && room > 0; i-- {
-		b := a.entry(entries[i], names, w)
-		if len(b) > room {
-			if len(blocks) > 0 {
-				break
-			}
+	i := len(entries) - 1
+	for ; i >= 0 && room > 0; i-- {
+		b, warn := a.entry(entries[i], names, w)
+		switch {
+		case len(b) <= room:
+		case len(blocks) == 0:
+			// The newest alone is too tall: its beginning, cut marked.
 			b = b[:room]
 			b[room-1] = trunc(b[room-1], w-1) + "…"
+		default:
+			// An older entry only partly fits: its end, which is where
+			// the narration says what to press, marked as continued.
+			b = b[len(b)-room:]
+			b[0] = strings.Repeat(" ", activityIndent-1) + "…" + strings.TrimLeft(b[0], " ")
 		}
-		blocks = append(blocks, b)
+		blocks = append(blocks, a.style(b, warn))
 		room -= len(b)
 	}
-	if len(blocks) < len(entries) {
-		// Older entries scrolled away: the newest stays on the last line,
-		// next to the footer, and the gap sits under the rule.
-		for range room {
-			out = append(out, "")
-		}
-	}
-	for i := len(blocks) - 1; i >= 0; i-- {
-		out = append(out, blocks[i]...)
+	for j := len(blocks) - 1; j >= 0; j-- {
+		out = append(out, blocks[j]...)
 	}
 	return out
 }
 
-// entry renders one activity entry as its wrapped lines, each at most w
-// cells.
-func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]string, w int) []string {
+func (a activityLog) style(lines []string, warn bool) []string {
+	if warn {
+		for i := range lines {
+			lines[i] = a.st.warn.Render(lines[i])
+		}
+	}
+	return lines
+}
+
+// entry renders one activity entry as its wrapped, unstyled lines, each
+// at most w cells, and whether it is a warning.
+func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]string, w int) ([]string, bool) {
 	who := names[e.Conversation]
 	if who == "" {
 		who = clean(string(e.Conversation))
@@ -102,25 +113,19 @@ func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]
 	}
 	head := e.Time.Format("15:04:05") + " " + mark
 	body := who + ": " + clean(e.Text)
-	var lines []string
 	if w-activityIndent < activityMinText {
-		lines = []string{trunc(head+body, w)}
-	} else {
-		indent := strings.Repeat(" ", activityIndent)
-		for i, l := range wrapWords(body, w-activityIndent) {
-			if i == 0 {
-				lines = append(lines, head+l)
-			} else {
-				lines = append(lines, indent+l)
-			}
+		return []string{trunc(head+body, w)}, e.Warn
+	}
+	indent := strings.Repeat(" ", activityIndent)
+	var lines []string
+	for i, l := range wrapWords(body, w-activityIndent) {
+		if i == 0 {
+			lines = append(lines, head+l)
+		} else {
+			lines = append(lines, indent+l)
 		}
 	}
-	if e.Warn {
-		for i := range lines {
-			lines[i] = a.st.warn.Render(lines[i])
-		}
-	}
-	return lines
+	return lines, e.Warn
 }
 
 // desired is the height the log would use if it had room. The layout asks
@@ -135,7 +140,8 @@ func (a activityLog) desired() int {
 	names := a.names()
 	lines := 0
 	for _, e := range a.s.Activity[len(a.s.Activity)-n:] {
-		lines += len(a.entry(e, names, defaultWidth))
+		b, _ := a.entry(e, names, defaultWidth)
+		lines += len(b)
 	}
 	return 1 + lines
 }

@@ -63,32 +63,33 @@ func longLog(n int) consent.State {
 	return s
 }
 
-// TestActivityShowsOnlyWholeEntries: an older entry that does not fit is
-// left out rather than shown from its middle, so every block on screen
-// starts with its time.
-func TestActivityShowsOnlyWholeEntries(t *testing.T) {
+// TestActivityOlderEntriesWholeOrTheirEnd: every entry on screen is whole
+// except the oldest shown, which may show only its end, marked "…" so it
+// is not read as an entry of its own; the newest entry is last.
+func TestActivityOlderEntriesWholeOrTheirEnd(t *testing.T) {
 	s := longLog(6)
+	continued := strings.Repeat(" ", activityIndent-1) + "…"
 	for h := 2; h <= 12; h++ {
 		lines := activityLog{s: s}.lines(60, h)
-		if len(lines) > h {
-			t.Fatalf("h=%d: %d lines", h, len(lines))
+		if len(lines) != h {
+			t.Fatalf("h=%d: %d lines, want the section full", h, len(lines))
 		}
 		body := lines[1:]
-		for len(body) > 0 && body[0] == "" {
-			body = body[1:]
-		}
-		if len(body) == 0 || !entryStart.MatchString(ansi.Strip(body[0])) {
-			t.Errorf("h=%d: the log does not start with an entry's first line:\n%s", h, strings.Join(lines, "\n"))
-		}
-		last := body[len(body)-1]
-		newest := s.Activity[len(s.Activity)-1].Text
-		if !strings.HasSuffix(newest, "end") || (!strings.HasSuffix(last, "end") && !strings.HasSuffix(last, "…")) {
-			t.Errorf("h=%d: the newest entry is not last:\n%s", h, strings.Join(lines, "\n"))
-		}
-		for _, l := range lines {
+		for i, l := range body {
+			l = ansi.Strip(l)
+			switch {
+			case entryStart.MatchString(l):
+			case i == 0 && strings.HasPrefix(l, continued):
+			case i > 0 && strings.HasPrefix(l, strings.Repeat(" ", activityIndent)):
+			default:
+				t.Errorf("h=%d line %d is neither an entry, its continuation nor a marked end: %q", h, i, l)
+			}
 			if width(l) > 60 {
 				t.Errorf("h=%d: line wider than 60: %q", h, l)
 			}
+		}
+		if last := body[len(body)-1]; !strings.HasSuffix(last, "end") && !strings.HasSuffix(last, "…") {
+			t.Errorf("h=%d: the newest entry is not last:\n%s", h, strings.Join(lines, "\n"))
 		}
 	}
 }
