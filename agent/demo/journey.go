@@ -29,7 +29,7 @@ func Journey() []Step {
 		{Name: "foreign", Says: "A second agent tries to read my popup. The console refuses it without asking you. Nothing to press.", Run: stepForeign},
 		{Name: "redirect", Says: "I follow a redirect to the second origin, which you never approve. The hop waits for its own review on my first tab. You: press ↑ to select that tab, then d to deny.", Run: stepRedirect},
 		{Name: "policy-blocked", Says: "Policy run: a second Chromium, launched with a policy that lists only the fixture, refuses any other origin before any review. Nothing to press.", Run: stepPolicyBlocked},
-		{Name: "policy-upload", Says: "Policy run: it opens a page that tries to upload (POST, PUT, beacon) while its policy blocks uploads. You: press tab until \"demo policy run\" is selected (▸), then a (\"Allow origin in this tab\").", Run: stepPolicyUpload},
+		{Name: "policy-upload", Says: "Policy run: it opens a page that tries to upload (POST, PUT, beacon); its policy blocks uploads. You: press tab until \"demo policy run\" is selected (▸), then a.", Run: stepPolicyUpload},
 		{Name: "close", Says: "I close my tab the way you would close its window, then use it: a closed tab is an explicit tab_closed, never silently replaced. Nothing to press.", Run: stepClose},
 	}
 }
@@ -109,11 +109,11 @@ func stepSession(ctx context.Context, a *Agent) error {
 		if try == signInTries {
 			return a.unexpected("the page does not say Session active (title %q): was the sign-in done?", title)
 		}
-		a.say("The page does not say \"Session active\": the sign-in did not happen. I hand the browser back to you.")
 		if _, err := a.ok(a.mine(ctx, "browser_handoff", map[string]any{"tabId": a.Tab, "reason": "please sign in"}), "handing off"); err != nil {
 			return err
 		}
-		a.say(signInHelp)
+		// One entry: on a small screen only the newest shows whole.
+		a.say("The sign-in did not happen (the page does not say \"Session active\"), so I hand the browser back. " + signInHelp)
 		if err := stepAwaitResume(ctx, a); err != nil {
 			return err
 		}

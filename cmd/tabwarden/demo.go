@@ -44,7 +44,8 @@ func newDemoCmd() *cobra.Command {
 reference journey (DESIGN §10) against the embedded fixture site, served on
 127.0.0.1: no LLM, no network. The agent says in the activity log what it
 asks and why; you answer each review with a key, and sign in by hand in the
-Chromium window when it hands over.
+Chromium window when it hands over. Reviews wait up to 5 minutes for
+your key (the console's own default is 60 s), so there is time to read.
 
 Chromium is headed (it needs a display: use xvfb-run -a or --headless
 without one) and runs on a fresh temporary profile unless --profile is given.
@@ -126,7 +127,7 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	defer cancel()
 
 	// The screen comes up once both browsers run, which takes seconds.
-	fmt.Fprintln(s.out, "tabwarden demo: starting the fixture site and two Chromium windows (the second runs the policy steps)…")
+	fmt.Fprintln(s.out, "tabwarden demo: starting the fixture site and two Chromium windows…")
 	w, err := startDemoWorld(ctx, o, eng, auditLog)
 	if err != nil {
 		return err
