@@ -32,8 +32,9 @@ const (
 	demoPolicyConv consent.ConversationID = "demo-policy"
 )
 
-// demoReviewTimeout is how long a demo review waits for its key; the
-// countdown still shows on every review.
+// demoReviewTimeout is how long a demo review waits for its key, on screen
+// or queued behind an unselected tab (so it is also the demo's operation
+// deadline); the countdown still shows on every review.
 const demoReviewTimeout = 5 * time.Minute
 
 func newDemoCmd() *cobra.Command {
@@ -45,7 +46,8 @@ reference journey (DESIGN §10) against the embedded fixture site, served on
 127.0.0.1: no LLM, no network. The agent says in the activity log what it
 asks and why; you answer each review with a key, and sign in by hand in the
 Chromium window when it hands over. Reviews wait up to 5 minutes for
-your key (the console's own default is 60 s), so there is time to read.
+your key (the console's own defaults are 60 s on screen and 30 s in the
+queue), so there is time to read.
 
 Chromium is headed (it needs a display: use xvfb-run -a or --headless
 without one) and runs on a fresh temporary profile unless --profile is given.
@@ -116,8 +118,10 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	defer slog.SetDefault(prev)
 
 	// A newcomer reads the narration and each review for the first time;
-	// the reference 60 s would end the demo under them.
-	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay, ReviewTimeout: demoReviewTimeout, Audit: auditLog,
+	// the reference 60 s (30 s for a review that waits in the queue until
+	// its tab is selected) would end the demo under them.
+	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay,
+		ReviewTimeout: demoReviewTimeout, OpDeadline: demoReviewTimeout, Audit: auditLog,
 		Info: consent.Info{Browser: browserNotStarted, Endpoint: mcpNotStarted, Policy: "none (demo; the policy run has its own)"}})
 	defer eng.Close()
 
