@@ -62,6 +62,14 @@ type Config struct {
 	PolicySurface agent.Surface
 	PolicyConv    consent.ConversationID
 
+	// SignIn stands in for the operator's hands when no window can be seen
+	// (--headless): during the take-over it signs in on tab with User and
+	// Password as the person would, through the page's form, and returns
+	// once the site answered. It is the console's doing, never a tool
+	// call: the agent's surface still cannot type a password. Nil: the
+	// operator signs in by hand.
+	SignIn func(ctx context.Context, tab string) error
+
 	// CloseTab closes a tab as the operator closing its window would. Nil:
 	// the close step is skipped with a note.
 	CloseTab func(ctx context.Context, conv consent.ConversationID, tab consent.TabID) error
@@ -74,7 +82,10 @@ type Step struct {
 	// Says is the narration before the call: what the agent asks and which
 	// gate the operator will see.
 	Says string
-	Run  func(ctx context.Context, a *Agent) error
+	// Headless, when set, is said instead of Says in a run whose
+	// Config.SignIn stands in for the operator's hands.
+	Headless string
+	Run      func(ctx context.Context, a *Agent) error
 }
 
 // ErrStopped ends the walk early because the operator refused a step.
@@ -113,7 +124,11 @@ func New(cfg Config) *Agent { return &Agent{cfg: cfg} }
 func (a *Agent) Run(ctx context.Context, steps []Step) error {
 	for i, s := range steps {
 		a.step, a.label = s.Name, fmt.Sprintf("step %d/%d", i+1, len(steps))
-		a.say(fmt.Sprintf("Step %d/%d: %s", i+1, len(steps), s.Says))
+		says := s.Says
+		if a.cfg.SignIn != nil && s.Headless != "" {
+			says = s.Headless
+		}
+		a.say(fmt.Sprintf("Step %d/%d: %s", i+1, len(steps), says))
 		err := s.Run(ctx, a)
 		if err == nil {
 			continue

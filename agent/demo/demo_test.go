@@ -162,3 +162,29 @@ func TestEveryStepSaysWhatToPress(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlessSignsInForTheOperator: without a window the console's
+// SignIn stands in for the person's hands, the narration says so instead
+// of pointing at a window, and no tool call types anything.
+func TestHeadlessSignsInForTheOperator(t *testing.T) {
+	s := &fakeSurface{answer: func(tool string, _ int) agent.Result {
+		t.Fatalf("unexpected tool call %s", tool)
+		return agent.Result{}
+	}}
+	a, eng := newWalk(t, s)
+	var signedIn []string
+	a.cfg.SignIn = func(_ context.Context, tab string) error {
+		signedIn = append(signedIn, tab)
+		return nil
+	}
+	if err := a.Run(context.Background(), Select("await-resume")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(signedIn) != 1 || signedIn[0] != "t1" {
+		t.Errorf("SignIn calls = %v, want one on t1", signedIn)
+	}
+	log := activity(eng)
+	if !strings.Contains(log, "--headless") || !strings.Contains(log, "Signed in") || strings.Contains(log, "In the Chromium window") {
+		t.Errorf("headless narration:\n%s", log)
+	}
+}

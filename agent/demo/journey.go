@@ -18,7 +18,7 @@ func Journey() []Step {
 		{Name: "open", Says: "I open the fixture's sign-in page. No request reaches the site before you decide. You: press a (\"Allow origin in this tab\").", Run: stepOpen},
 		{Name: "observe-signin", Says: "I read the page with a screenshot. You: press a (\"Allow reading this origin\"). The console then refuses me anyway: a password field is on screen, and that is your job.", Run: stepObserveSignIn},
 		{Name: "handoff", Says: "I hand the browser to you for the sign-in: an agent must not type passwords. Nothing to press yet.", Run: stepHandoff},
-		{Name: "await-resume", Says: signInHelp, Run: stepAwaitResume},
+		{Name: "await-resume", Says: signInHelp, Headless: headlessSignIn, Run: stepAwaitResume},
 		{Name: "session", Says: "I read the page again (reading stays allowed: no review). It should say \"Session active\". Nothing to press.", Run: stepSession},
 		{Name: "site-tools", Says: "I go to the drafts page and list its site tools. Your take-over revoked my navigation consent, so it asks again. You: press a (\"Allow origin in this tab\").", Run: stepSiteTools},
 		{Name: "save-draft", Says: "I call the site tool save_draft. Two reviews: press a (\"Allow once\") and it runs; then press a (\"Share result\") and only then do I see what it returned.", Run: stepSaveDraft},
@@ -38,6 +38,11 @@ func Journey() []Step {
 // credentials because the screen is all a newcomer has.
 var signInHelp = fmt.Sprintf("You have the browser. In the Chromium window type user name %q and password %q (leave One-time code empty) and click Sign in; "+
 	"if Chromium offers to save the password, click No thanks. The page then says \"Session active\". Come back here and press r.", User, Password)
+
+// headlessSignIn replaces signInHelp when there is no window to sign in
+// through.
+var headlessSignIn = fmt.Sprintf("You have the browser, but this run has no window (--headless): the console signs in for you as user name %q. "+
+	"Wait for \"Signed in\" below, then press r.", User)
 
 // signInTries bounds how often the walk hands the browser back when the
 // operator resumed without signing in.
@@ -84,6 +89,12 @@ func stepHandoff(ctx context.Context, a *Agent) error {
 }
 
 func stepAwaitResume(ctx context.Context, a *Agent) error {
+	if a.cfg.SignIn != nil {
+		if err := a.cfg.SignIn(ctx, a.Tab); err != nil {
+			return a.unexpected("signing in for you: %v", err)
+		}
+		a.say("Signed in: the page says \"Session active\". Press r.")
+	}
 	if err := a.waitState(ctx, func(consent.State) bool { return !a.cfg.Engine.Paused(a.cfg.Conv) }); err != nil {
 		return err
 	}
@@ -113,7 +124,11 @@ func stepSession(ctx context.Context, a *Agent) error {
 			return err
 		}
 		// One entry: on a small screen only the newest shows whole.
-		a.say("The sign-in did not happen (the page does not say \"Session active\"), so I hand the browser back. " + signInHelp)
+		help := signInHelp
+		if a.cfg.SignIn != nil {
+			help = headlessSignIn
+		}
+		a.say("The sign-in did not happen (the page does not say \"Session active\"), so I hand the browser back. " + help)
 		if err := stepAwaitResume(ctx, a); err != nil {
 			return err
 		}

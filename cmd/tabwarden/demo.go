@@ -49,10 +49,10 @@ Chromium window when it hands over. Reviews wait up to 5 minutes for
 your key (the console's own defaults are 60 s on screen and 30 s in the
 queue), so there is time to read.
 
-Chromium is headed (it needs a display: use xvfb-run -a or --headless
-without one) and runs on a fresh temporary profile unless --profile is given.
-A second Chromium, launched with a policy that lists only the fixture and
-blocks uploads, runs the policy steps.`,
+Chromium is headed (it needs a display: use xvfb-run -a, or --headless
+and the console signs in for you) and runs on a fresh temporary profile
+unless --profile is given. A second Chromium, launched with a policy that
+lists only the fixture and blocks uploads, runs the policy steps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o, err := flagOptions(cmd)
@@ -97,7 +97,7 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	}
 	if !o.headless && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return failure(errors.New("the demo opens a headed Chromium and this machine has no display (DISPLAY and WAYLAND_DISPLAY are unset): " +
-			"run `xvfb-run -a make demo`, forward one with `ssh -X`, or run `tabwarden demo --headless` (you then cannot sign in by hand)"))
+			"run `xvfb-run -a make demo`, forward one with `ssh -X`, or run `tabwarden demo --headless` (the console then signs in for you)"))
 	}
 	if !isTerminal(s.in) || !isTerminal(s.out) {
 		return failure(errors.New("the demo needs a terminal on stdin and stdout"))
@@ -140,7 +140,11 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 
 	var walker sync.WaitGroup
 	walker.Go(func() {
-		err := demo.New(w.demoConfig(eng)).Run(ctx, demo.Journey())
+		cfg := w.demoConfig(eng)
+		if o.headless {
+			cfg.SignIn = w.signIn
+		}
+		err := demo.New(cfg).Run(ctx, demo.Journey())
 		if err != nil && !errors.Is(err, demo.ErrStopped) && ctx.Err() == nil {
 			slog.Error("demo journey", "err", err)
 		}
@@ -242,6 +246,44 @@ func (w *demoWorld) demoConfig(eng *consent.Engine) demo.Config {
 		PolicySurface: w.policyDispatch, PolicyConv: demoPolicyConv,
 		CloseTab: w.agents.browser.CloseTab,
 	}
+}
+
+// signIn is the operator's hands in a run without a window: it fills and
+// submits the fixture's sign-in form in the page's own world, as a person
+// typing would, and returns once the site has answered with the session
+// page. Only the console calls it; no tool reaches it.
+func (w *demoWorld) signIn(ctx context.Context, tab string) error {
+	before := w.sessionLoads()
+	page, err := w.agents.browser.Page(ctx, demoConv, consent.TabID(tab))
+	if err != nil {
+		return err
+	}
+	if _, err := page.Context(ctx).Eval(`(u, pw) => {
+		const f = document.querySelector("form");
+		f.elements.username.value = u;
+		f.elements.password.value = pw;
+		f.requestSubmit();
+	}`, demo.User, demo.Password); err != nil {
+		return fmt.Errorf("sign in on the page: %w", err)
+	}
+	n := 0
+	_, err = w.site.WaitFor(ctx, func(q fixture.Request) bool {
+		if q.Method == "GET" && q.Path == "/session" {
+			n++
+		}
+		return n > before
+	})
+	return err
+}
+
+func (w *demoWorld) sessionLoads() int {
+	n := 0
+	for _, q := range w.site.Requests() {
+		if q.Method == "GET" && q.Path == "/session" {
+			n++
+		}
+	}
+	return n
 }
 
 // close stops everything innermost first; safe on a partly started world.
