@@ -36,8 +36,8 @@ func Journey() []Step {
 
 // signInHelp is what the operator does during the take-over; it names the
 // credentials because the screen is all a newcomer has.
-var signInHelp = fmt.Sprintf("You have the browser. In the Chromium window type user name %q and password %q (leave One-time code empty) and click Sign in; "+
-	"if Chromium offers to save the password, click No thanks. The page then says \"Session active\". Come back here and press r.", User, Password)
+var signInHelp = fmt.Sprintf("Your turn, in the Chromium window: user name %q, password %q (leave One-time code empty), click Sign in "+
+	"(if Chromium offers to save the password: No thanks). When the page says \"Session active\", press r here.", User, Password)
 
 // headlessSignIn replaces signInHelp when there is no window to sign in
 // through.

@@ -188,10 +188,7 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 	if w.second, err = fixture.New(); err != nil {
 		return nil, failure(fmt.Errorf("fixture site: %w", err))
 	}
-	eng.AddConversation(demoConv, "demo agent")
-	// Names without a colon: the activity log writes "name: text".
-	eng.AddConversation(demoVisitor, "demo second agent")
-	eng.AddConversation(demoPolicyConv, "demo policy run")
+	addDemoConversations(eng)
 
 	main := *o
 	if main.profile == "" {
@@ -225,6 +222,15 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 	eng.Note(demoConv, fmt.Sprintf("Welcome: I am a scripted agent. Before each step I say here what I ask and which key you press. "+
 		"Fixture site %s; second origin %s (never approve it).", w.site.URL, w.second.URL), false)
 	return w, nil
+}
+
+// addDemoConversations registers the demo's conversations, the agent's
+// first so it is selected when the screen comes up.
+func addDemoConversations(eng *consent.Engine) {
+	eng.AddConversation(demoConv, "demo agent")
+	// Names without a colon: the activity log writes "name: text".
+	eng.AddConversation(demoVisitor, "demo second agent")
+	eng.AddConversation(demoPolicyConv, "demo policy run")
 }
 
 func (w *demoWorld) tempDir() (string, error) {
