@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -52,6 +53,9 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 		Audit:           sink,
 		Listen:          o.mcpListen,
 		PublishEndpoint: true,
+		// 0 on the command line reads as "never"; Config spells never as
+		// negative and keeps 0 for its default.
+		SessionIdleTimeout: cmp.Or(o.sessionIdle, -1),
 		// base64 carries 3 bytes in 4, plus the call's JSON around it.
 		MaxRequestBytes: max(mcpserver.DefaultMaxRequestBytes, o.maxUpload/3*4+1<<20),
 		Version:         version,

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -30,6 +31,7 @@ type options struct {
 	mcpListen   string
 	audit       string
 	maxUpload   int64
+	sessionIdle time.Duration
 	tools       string
 	script      string // hidden: scripted consent requests for exercising the screen
 }
@@ -120,6 +122,8 @@ Run without a command to start the console.`,
 	pf.StringVar(&o.browserURL, "browser-url", "",
 		"attach to a running Chromium's DevTools endpoint instead of launching one")
 	pf.StringVar(&o.mcpListen, "mcp-listen", "127.0.0.1:0", "loopback address the MCP server listens on")
+	pf.DurationVar(&o.sessionIdle, "mcp-session-idle", mcpserver.DefaultSessionIdleTimeout,
+		"end a stateful MCP session (its tabs go to you) after this long without a request; 0 never")
 	pf.StringVar(&o.audit, "audit", "",
 		"audit log file (default $XDG_STATE_HOME/tabwarden/audit-YYYY-MM-DD.jsonl)")
 
@@ -159,6 +163,9 @@ func (o *options) validate() error {
 	}
 	if o.maxUpload <= 0 {
 		return usageErrorf("invalid --max-upload-bytes %d: use a positive number of bytes", o.maxUpload)
+	}
+	if o.sessionIdle < 0 {
+		return usageErrorf("invalid --mcp-session-idle %s: use a positive duration, or 0 for never", o.sessionIdle)
 	}
 	if err := checkLoopbackAddr(o.mcpListen); err != nil {
 		return usageErrorf("invalid --mcp-listen '%s': %v", o.mcpListen, err)
