@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -113,9 +114,10 @@ func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 	fixture.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
 	// The console's components log to slog's default; a test's output
-	// should show the journey, not transport chatter.
+	// should show the journey, not transport chatter, unless it failed.
 	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.DiscardHandler))
+	logs := &jLogBuffer{}
+	slog.SetDefault(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -127,8 +129,9 @@ func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 	t.Cleanup(eng.Close)
 	t.Cleanup(func() {
 		if t.Failed() {
+			t.Logf("console log:\n%s", logs.String())
 			for _, a := range eng.Snapshot().Activity {
-				t.Logf("activity %s: %s", a.Conversation, a.Text)
+				t.Logf("activity %s %s: %s", a.Time.Format("15:04:05.000"), a.Conversation, a.Text)
 			}
 			for _, c := range eng.Snapshot().Conversations {
 				for _, tab := range c.Tabs {
@@ -142,10 +145,35 @@ func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 		t.Fatalf("start the demo world: %v", err)
 	}
 	t.Cleanup(w.close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, q := range w.site.Requests() {
+				t.Logf("site saw %s %s %s?%s", q.Time.Format("15:04:05.000"), q.Method, q.Path, q.Query)
+			}
+		}
+	})
 	m := tui.New(eng, tui.Options{Version: "journey", Minter: w.agents})
 	t.Cleanup(m.Close)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	return &jRig{t: t, ctx: ctx, eng: eng, world: w, tm: tm, log: mem}
+}
+
+// jLogBuffer keeps the console's log for a failed journey's report.
+type jLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *jLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *jLogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func jPress(s string) tea.KeyPressMsg {
@@ -530,17 +558,36 @@ func (o *jOperator) signIn() {
 	// Typed through CDP in the page's own world, as the person's keyboard
 	// would: rod's input helpers hold the dispatch's short call context.
 	p := page.Context(r.ctx)
-	_, err = p.Eval(`(u, pw) => {
-		const f = document.querySelector("form");
-		f.elements.username.value = u;
-		f.elements.password.value = pw;
-		f.requestSubmit();
-	}`, demo.User, demo.Password)
-	if err != nil {
-		t.Fatalf("sign in on the page: %v", err)
-	}
-	if _, err := o.site.WaitFor(r.ctx, func(q fixture.Request) bool { return q.Method == "GET" && q.Path == "/session" }); err != nil {
-		t.Fatalf("the sign-in never reached /session: %v", err)
+	session := func(q fixture.Request) bool { return q.Method == "GET" && q.Path == "/session" }
+	for attempt := 1; ; attempt++ {
+		// The take-over stops the conversation's loads on a goroutine of its
+		// own (browser.takeOver), so a sign-in started the instant the
+		// engine says paused can be stopped under the person's hands; then
+		// the person tries again, as someone would. Once the server took
+		// the POST, trying again means opening /session, never a second
+		// sign-in.
+		if countReq(o.site, "POST", "/signin") == 0 {
+			_, err = p.Eval(`(u, pw) => {
+				const f = document.querySelector("form");
+				f.elements.username.value = u;
+				f.elements.password.value = pw;
+				f.requestSubmit();
+			}`, demo.User, demo.Password)
+		} else {
+			_, err = p.Eval(`() => { location.href = "/session"; }`)
+		}
+		if err == nil {
+			wctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+			_, err = o.site.WaitFor(wctx, session)
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+		if attempt == 3 || r.ctx.Err() != nil {
+			t.Fatalf("the sign-in never reached /session (%d attempts): %v", attempt, err)
+		}
+		t.Logf("sign-in attempt %d did not reach /session (%v); trying again", attempt, err)
 	}
 }
 
