@@ -41,6 +41,11 @@ func TestDiscoveryAndCall(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("listed %v, want %v (rejected %+v)", got, want, l.RejectedTools)
 		}
+		for _, name := range []string{"find_drafts", "import_drafts"} {
+			if !hasRejected(l, name, consent.CodeUnsupportedSchema) {
+				t.Errorf("%s: not rejected as unsupported_schema: %+v", name, l.RejectedTools)
+			}
+		}
 		if l.Support.Mode != r.site.Mode() {
 			t.Fatalf("support %+v", l.Support)
 		}

@@ -154,10 +154,22 @@ func stepSiteTools(ctx context.Context, a *Agent) error {
 			a.saveDraft, _ = m["toolId"].(string)
 		}
 	}
-	a.say(fmt.Sprintf("→ ok: %d tools (%s), %d rejected", len(tools), strings.Join(names, ", "), len(rejected)))
+	var refused []string
+	for _, t := range rejected {
+		m, _ := t.(map[string]any)
+		name, _ := m["name"].(string)
+		code, _ := m["code"].(string)
+		refused = append(refused, name+" ("+code+")")
+	}
+	a.say(fmt.Sprintf("→ ok: %d tools (%s); the console refused %d the page offered: %s", len(tools), strings.Join(names, ", "), len(rejected), strings.Join(refused, ", ")))
 	for _, want := range []string{"read_status", "save_draft", "slow_save"} {
 		if !containsName(names, want) {
 			return a.unexpected("site tool %s is not listed (got %v)", want, names)
+		}
+	}
+	for _, hostile := range []string{"find_drafts", "import_drafts"} {
+		if containsName(names, hostile) {
+			return a.unexpected("the hostile site tool %s was listed", hostile)
 		}
 	}
 	return nil
