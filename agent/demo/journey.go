@@ -168,8 +168,8 @@ func stepSiteTools(ctx context.Context, a *Agent) error {
 		}
 	}
 	for _, hostile := range []string{"find_drafts", "import_drafts"} {
-		if containsName(names, hostile) {
-			return a.unexpected("the hostile site tool %s was listed", hostile)
+		if containsName(names, hostile) || !containsName(refused, hostile+" (unsupported_schema)") {
+			return a.unexpected("the hostile site tool %s was not refused as unsupported_schema (listed %v, refused %v)", hostile, names, refused)
 		}
 	}
 	return nil
@@ -352,15 +352,23 @@ func stepPolicyBlocked(ctx context.Context, a *Agent) error {
 		a.say("→ skipped: no policy run in this demo")
 		return nil
 	}
-	// Counted from here: an operator who allowed the redirect hop has
-	// already sent the main browser there.
-	before := a.cfg.Second.Total()
-	r := a.call(ctx, a.cfg.PolicySurface, a.cfg.PolicyConv, "browser_open", map[string]any{"url": a.cfg.Second.URL + "/index.html"})
+	// The page is marked: the main browser may have been sent to this
+	// origin already (an allowed redirect hop, or a profile grant that
+	// covers it), and only the policy run's request is the witness. A
+	// document that never loads makes no other request.
+	const marker = "from=policy-run"
+	r := a.call(ctx, a.cfg.PolicySurface, a.cfg.PolicyConv, "browser_open", map[string]any{"url": a.cfg.Second.URL + "/index.html?" + marker})
 	if err := a.want(r, consent.CodeWebsiteBlocked, "the policy does not list that origin"); err != nil {
 		return err
 	}
-	if n := a.cfg.Second.Total() - before; n != 0 {
-		return a.unexpected("the blocked origin saw %d requests", n)
+	n := 0
+	for _, q := range a.cfg.Second.Requests() {
+		if q.Query == marker {
+			n++
+		}
+	}
+	if n != 0 {
+		return a.unexpected("the blocked origin saw the policy run's request %d times", n)
 	}
 	return nil
 }

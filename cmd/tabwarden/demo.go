@@ -82,6 +82,7 @@ func flagOptions(cmd *cobra.Command) (*options, error) {
 	get(func() (e error) { o.headless, e = f.GetBool("headless"); return })
 	get(func() (e error) { o.browserURL, e = f.GetString("browser-url"); return })
 	get(func() (e error) { o.mcpListen, e = f.GetString("mcp-listen"); return })
+	get(func() (e error) { o.sessionIdle, e = f.GetDuration("mcp-session-idle"); return })
 	get(func() (e error) { o.audit, e = f.GetString("audit"); return })
 	if err != nil {
 		return nil, failure(err)
@@ -90,6 +91,12 @@ func flagOptions(cmd *cobra.Command) (*options, error) {
 }
 
 func runDemo(ctx context.Context, o *options, s streams) error {
+	if consent.Profile(o.consent) != consent.ProfileStrict {
+		// The narration tells the newcomer which review comes next and
+		// which key answers it; under thread or trusted most of those
+		// reviews never come (the journey tests cover those profiles).
+		return usageErrorf("demo walks the strict profile, where every gate asks; run the console with --consent %s to see that profile", o.consent)
+	}
 	if len(o.policies) > 0 || o.browserURL != "" {
 		// The journey needs an unrestricted browser of its own: an operator
 		// policy or an attached browser would change what it demonstrates.

@@ -14,6 +14,7 @@ func TestInvalidFlagValuesAreUsageErrors(t *testing.T) {
 		{"--tools", "everything"},
 		{"--mcp-session-idle", "-1s"},
 		{"demo", "--mcp-session-idle", "-5m"},
+		{"demo", "--consent", "thread"},
 	} {
 		var out, errw bytes.Buffer
 		if code := execute(args, strings.NewReader(""), &out, &errw); code != exitUsage {
