@@ -211,52 +211,10 @@ func TestJourneyOverMCPWithTUIKeys(t *testing.T) {
 	w := r.world
 	site, second := w.site, w.second
 
-	// The agent connects with the console's default token; its first call
-	// creates its conversation.
-	before := r.convSet()
-	cs := jDial(t, w.agents.server.URL(), w.agents.server.DefaultToken().Secret, "journey-agent")
-	if res := (mcpSurface{cs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
-		t.Fatalf("browser_tabs: %s", res.JSON())
-	}
-	conv := r.newConversation(before)
-
-	// A second agent with its own token: a foreign conversation.
-	tok, err := w.agents.server.MintToken("visitor")
-	if err != nil {
-		t.Fatal(err)
-	}
-	visitor := jDial(t, w.agents.server.URL(), tok.Secret, "journey-visitor")
-
-	// The policy run: its own browser (launched with the policy) behind
-	// its own MCP endpoint.
-	psrv, err := mcpserver.New(mcpserver.Config{Surface: w.policyDispatch, Engine: r.eng, Listen: "127.0.0.1:0", Version: "journey"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	purl, err := psrv.Start(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(psrv.Close)
-	before = r.convSet()
-	pcs := jDial(t, purl, psrv.DefaultToken().Secret, "journey-policy")
-	if res := (mcpSurface{pcs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
-		t.Fatalf("browser_tabs: %s", res.JSON())
-	}
-	policyConv := r.newConversation(before)
-
-	cfg := demo.Config{
-		Surface: mcpSurface{cs}, Conv: conv, Engine: r.eng, Site: site, Second: second,
-		Visitor: mcpSurface{visitor}, PolicySurface: mcpSurface{pcs}, PolicyConv: policyConv,
-		CloseTab: w.agents.browser.CloseTab,
-	}
-	done := make(chan error, 1)
-	go func() { done <- demo.New(cfg).Run(r.ctx, demo.Journey()) }()
-
-	op := &jOperator{rig: r, conv: conv, site: site, second: second, handled: map[string]bool{}}
-	if err := op.run(done); err != nil {
-		t.Fatalf("the journey failed: %v", err)
-	}
+	// The agent connects with the console's default token, a visitor with
+	// a token of its own, and the policy run's agent to its own browser's
+	// endpoint; the operator answers every review with keys.
+	op, _ := walkJourney(t, r, nil)
 
 	// Witnesses at the end of the journey.
 	if n := countReq(site, "POST", "/signin"); n != 1 {
@@ -297,6 +255,67 @@ func TestJourneyOverMCPWithTUIKeys(t *testing.T) {
 	teatest.WaitFor(t, r.tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "(y/n)") }, teatest.WithDuration(5*time.Second))
 	r.tm.Send(jPress("y"))
 	r.tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// journeyConvs are the conversations the MCP server created for the walk.
+type journeyConvs struct {
+	agent, policy consent.ConversationID
+}
+
+// walkJourney connects the journey's three MCP clients (the agent, a
+// visitor with its own token, the policy run's agent), runs the demo
+// script through them and answers the reviews with the operator whose
+// judge judgeFor builds (nil: the strict operator's own checks). It
+// returns when the script has run to its end.
+func walkJourney(t *testing.T, r *jRig, judgeFor func(journeyConvs) func(consent.Review) bool) (*jOperator, journeyConvs) {
+	t.Helper()
+	w := r.world
+	before := r.convSet()
+	cs := jDial(t, w.agents.server.URL(), w.agents.server.DefaultToken().Secret, "journey-agent")
+	if res := (mcpSurface{cs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
+		t.Fatalf("browser_tabs: %s", res.JSON())
+	}
+	var convs journeyConvs
+	convs.agent = r.newConversation(before)
+
+	tok, err := w.agents.server.MintToken("visitor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	visitor := jDial(t, w.agents.server.URL(), tok.Secret, "journey-visitor")
+
+	psrv, err := mcpserver.New(mcpserver.Config{Surface: w.policyDispatch, Engine: r.eng, Listen: "127.0.0.1:0", Version: "journey"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	purl, err := psrv.Start(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(psrv.Close)
+	before = r.convSet()
+	pcs := jDial(t, purl, psrv.DefaultToken().Secret, "journey-policy")
+	if res := (mcpSurface{pcs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
+		t.Fatalf("browser_tabs: %s", res.JSON())
+	}
+	convs.policy = r.newConversation(before)
+
+	cfg := demo.Config{
+		Surface: mcpSurface{cs}, Conv: convs.agent, Engine: r.eng, Site: w.site, Second: w.second,
+		Visitor: mcpSurface{visitor}, PolicySurface: mcpSurface{pcs}, PolicyConv: convs.policy,
+		CloseTab: w.agents.browser.CloseTab,
+	}
+	done := make(chan error, 1)
+	go func() { done <- demo.New(cfg).Run(r.ctx, demo.Journey()) }()
+
+	op := &jOperator{rig: r, conv: convs.agent, site: w.site, second: w.second, handled: map[string]bool{}}
+	if judgeFor != nil {
+		op.judge = judgeFor(convs)
+	}
+	if err := op.run(done); err != nil {
+		t.Fatalf("the journey failed: %v", err)
+	}
+	return op, convs
 }
 
 func (r *jRig) auditHasCode(code string) bool {
