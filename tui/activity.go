@@ -118,7 +118,7 @@ func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]
 	}
 	indent := strings.Repeat(" ", activityIndent)
 	var lines []string
-	for i, l := range wrapWords(body, w-activityIndent) {
+	for i, l := range wrap(body, w-activityIndent) {
 		if i == 0 {
 			lines = append(lines, head+l)
 		} else {
@@ -128,11 +128,8 @@ func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]
 	return lines, e.Warn
 }
 
-// desired is the height the log would use if it had room. The layout asks
-// without a width, so entries are measured at the narrowest screen the
-// console supports (80 columns): a wider screen then gets a little more
-// room than it needs, never less.
-func (a activityLog) desired() int {
+// desired is the height the log would use at width w if it had room.
+func (a activityLog) desired(w int) int {
 	n := a.shown()
 	if n == 0 {
 		return 2
@@ -140,7 +137,7 @@ func (a activityLog) desired() int {
 	names := a.names()
 	lines := 0
 	for _, e := range a.s.Activity[len(a.s.Activity)-n:] {
-		b, _ := a.entry(e, names, defaultWidth)
+		b, _ := a.entry(e, names, w)
 		lines += len(b)
 	}
 	return 1 + lines

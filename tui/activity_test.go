@@ -120,28 +120,34 @@ func TestActivityNarrowCutsToOneLine(t *testing.T) {
 	}
 }
 
-// TestActivityDesiredCountsWrappedLines: the layout's room request covers
-// an entry's continuation lines at 80 columns.
+// TestActivityDesiredCountsWrappedLines: the layout's room request is
+// what the log draws at the width it is asked for: continuation lines at
+// 80 columns are counted, and a wider screen is not charged for them.
 func TestActivityDesiredCountsWrappedLines(t *testing.T) {
 	s := baseState()
 	s.Activity = []consent.Activity{{Time: fixedNow, Conversation: "c1a2", Text: narration}}
 	a := activityLog{s: s}
-	if got, want := a.desired(), len(a.lines(80, 100)); got != want {
-		t.Errorf("desired = %d, the log draws %d lines at 80 columns", got, want)
+	for _, w := range []int{80, 120, 200} {
+		if got, want := a.desired(w), len(a.lines(w, 100)); got != want {
+			t.Errorf("desired(%d) = %d, the log draws %d lines at %d columns", w, got, want, w)
+		}
+	}
+	if a.desired(200) >= a.desired(80) {
+		t.Errorf("desired(200) = %d, not less than desired(80) = %d: the width is ignored", a.desired(200), a.desired(80))
 	}
 }
 
-// TestWrapWordsKeepsHyphenatedWords: a credential or an origin with
+// TestWrapKeepsHyphenatedWords: a credential or an origin with
 // hyphens moves to the next line whole; only a word wider than the line is
 // broken, and no line is wider than asked.
-func TestWrapWordsKeepsHyphenatedWords(t *testing.T) {
-	got := wrapWords(`password "demo-password" at eu-west-3.example`, 22)
+func TestWrapKeepsHyphenatedWords(t *testing.T) {
+	got := wrap(`password "demo-password" at eu-west-3.example`, 22)
 	want := []string{`password`, `"demo-password" at`, `eu-west-3.example`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("wrapWords = %q, want %q", got, want)
+		t.Errorf("wrap = %q, want %q", got, want)
 	}
 	long := strings.Repeat("x", 25)
-	got = wrapWords("a "+long+" b", 10)
+	got = wrap("a "+long+" b", 10)
 	if strings.Join(got, "|") != "a|xxxxxxxxxx|xxxxxxxxxx|xxxxx b" {
 		t.Errorf("a long word: %q", got)
 	}
@@ -150,7 +156,7 @@ func TestWrapWordsKeepsHyphenatedWords(t *testing.T) {
 			t.Errorf("line %q wider than 10", l)
 		}
 	}
-	if got := wrapWords("", 10); len(got) != 1 || got[0] != "" {
+	if got := wrap("", 10); len(got) != 1 || got[0] != "" {
 		t.Errorf("empty text: %q", got)
 	}
 }

@@ -42,4 +42,18 @@
 //     selected conversation's freeze, and only one the screen shows.
 //   - The screen is 80×24-safe below 120 columns (one column, review first)
 //     and splits inventory left / review and queue right from 120 up.
+//   - Space goes to the review's own lines first and never takes its keys
+//     line. Then, with a review on screen, other waiting reviews, then the
+//     activity log (where an agent says why it asks, and the demo tells a
+//     newcomer what to press), while the inventory keeps its heading and
+//     the selected tab; without a review, queue and inventory come first.
+//     In the wide layout the log takes every line the columns above do
+//     not use, and at least a quarter of the body.
+//   - Text wraps only at spaces (one wrapper for prose and verbatim text),
+//     so a hyphenated user name or origin is never split across lines.
+//   - Blank, quiet operator tabs (each Chromium starts with one) fold into a
+//     "N blank tabs" count line; an operator tab on a page, or with a badge,
+//     is listed on its own.
+//   - A navigation review says where the tab stays while it waits: about:blank
+//     only for a blank tab, otherwise the origin of the page it shows.
 package tui

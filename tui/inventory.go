@@ -103,15 +103,15 @@ func tabBadges(t consent.TabState) string {
 }
 
 func tabText(t consent.TabState) string {
-	title := clean(t.Title)
+	title, u := clean(t.Title), clean(t.URL)
 	if title == "" {
 		title = "(untitled)"
 	}
-	s := title
-	if t.URL != "" {
-		s += " — " + clean(t.URL)
+	if u == "" || u == title {
+		// Chromium titles an untitled page with its URL; once is enough.
+		return title
 	}
-	return s
+	return title + " — " + u
 }
 
 // Render shows the tree in h lines, scrolled so the selection stays in view.
@@ -180,8 +180,22 @@ func (v inventory) lines(w int) (out []string, selected int) {
 	}
 	if len(v.s.OperatorTabs) > 0 {
 		out = append(out, v.st.rule.Render(rule(fmt.Sprintf("Operator tabs (%d, agents cannot touch)", len(v.s.OperatorTabs)), w, "─")))
+		// Every Chromium starts with a blank tab the operator never opened;
+		// listed one by one they read like pages to look at. Blank, quiet
+		// ones fold into one count line; any with a badge stays listed.
+		blank := 0
 		for _, t := range v.s.OperatorTabs {
+			if blankURL(t.URL) && tabBadges(t) == "" {
+				blank++
+				continue
+			}
 			out = append(out, v.tabLine(t, false, w))
+		}
+		switch {
+		case blank == 1:
+			out = append(out, trunc("    1 blank tab (about:blank)", w))
+		case blank > 1:
+			out = append(out, trunc(fmt.Sprintf("    %d blank tabs (about:blank)", blank), w))
 		}
 	}
 	return out, selected

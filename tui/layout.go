@@ -41,25 +41,41 @@ func (m *Model) syncViewport() {
 	_, pw, pbh := m.compose(nil)
 	m.vp.SetWidth(pw)
 	m.vp.SetHeight(max(pbh, 0))
-	if f.ID != m.vpReview || pw != m.vpWidth {
-		m.vp.SetContentLines(reviewBody(f, pw))
+	tab := m.tabState(f.Tab)
+	if f.ID != m.vpReview || pw != m.vpWidth || tabPlace(tab) != m.vpTab {
+		m.vp.SetContentLines(reviewBody(f, tab, pw))
 		if f.ID != m.vpReview {
 			m.vp.GotoTop()
 		}
-		m.vpReview, m.vpWidth = f.ID, pw
+		m.vpReview, m.vpWidth, m.vpTab = f.ID, pw, tabPlace(tab)
 	}
 }
 
-func (m Model) tabLabel(id consent.TabID) string {
-	for _, c := range m.state.Conversations {
-		for _, t := range c.Tabs {
-			if t.ID == id {
-				if t.Title != "" {
-					return clean(string(id)) + " " + trunc(clean(t.Title), 30)
-				}
-				return clean(string(id))
+// tabState finds a tab of a conversation by id; nil when the inventory
+// does not list it.
+func (m Model) tabState(id consent.TabID) *consent.TabState {
+	for i := range m.state.Conversations {
+		for j := range m.state.Conversations[i].Tabs {
+			if t := &m.state.Conversations[i].Tabs[j]; t.ID == id {
+				return t
 			}
 		}
+	}
+	return nil
+}
+
+// tabPlace is what of a tab the review body depends on (its URL), so the
+// body is laid out again when the tab moves; "\x00" when the tab is unknown.
+func tabPlace(t *consent.TabState) string {
+	if t == nil {
+		return "\x00"
+	}
+	return t.URL
+}
+
+func (m Model) tabLabel(id consent.TabID) string {
+	if t := m.tabState(id); t != nil && t.Title != "" {
+		return clean(string(id)) + " " + trunc(clean(t.Title), 30)
 	}
 	return clean(string(id))
 }
@@ -99,10 +115,16 @@ func (m Model) tokenSection(w int) section {
 
 func (m Model) placeholder(w int) section {
 	lines := []string{m.st.rule.Render(rule("No review on screen", w, "═"))}
-	if n := len(m.state.Queue); n > 0 {
-		lines = append(lines, trunc(fmt.Sprintf("  %d review(s) wait in the queue: select their conversation (tab, ↑/↓) to see them.", n), w))
-	} else {
-		lines = append(lines, "  Reviews appear here when an agent needs your decision.")
+	text := "Reviews appear here when an agent needs your decision."
+	switch n := len(m.state.Queue); {
+	case n == 1:
+		text = "1 review waits in the queue: select its conversation (tab, ↑/↓) to see it."
+	case n > 1:
+		text = fmt.Sprintf("%d reviews wait in the queue: select their conversations (tab, ↑/↓) to see them.", n)
+	}
+	// Wrapped, not cut: the sentence ends with how to get to the review.
+	for _, l := range wrap(text, w-2) {
+		lines = append(lines, "  "+l)
 	}
 	return section{len(lines), func(w, h int) string { return block(lines, w, h) }}
 }
@@ -176,15 +198,21 @@ func (m Model) panelSection(p *reviewPanel, w int) section {
 // holds this review at this width: a 256 KiB disclosure is wrapped once, not
 // on every frame.
 func (m Model) bodyLen(r *consent.Review, w int) int {
-	if m.vpReview == r.ID && m.vpWidth == w {
+	tab := m.tabState(r.Tab)
+	if m.vpReview == r.ID && m.vpWidth == w && m.vpTab == tabPlace(tab) {
 		return m.vp.TotalLineCount()
 	}
-	return len(reviewBody(r, w))
+	return len(reviewBody(r, tab, w))
 }
 
 // composeStacked puts everything in one column (below 120 columns, or when
-// an origin needs the full width). The review gets what it needs first;
-// the queue, inventory and activity keep a few lines each.
+// an origin needs the full width). The review gets what it needs first.
+// With a review on screen the activity log comes next: it is where an
+// agent says why it asks (the demo's narration tells a newcomer what to
+// press), so the inventory keeps only a few lines until the log has what
+// it wants; so does the queue, unless other reviews wait in it (decisions
+// outrank log lines). Without a review the queue and the inventory, which
+// is then what the operator navigates, come before the log.
 func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, int) {
 	st := &stack{w: w, avail: avail}
 	invC := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
@@ -192,34 +220,49 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 	inv := section{len(invLines), invC.Render}
 	qC := queue{s: m.state, st: m.st}
 	q := section{len(qC.lines(w)), qC.Render}
-	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
-	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired(), 2)
+	actC := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
+	act := section{actC.desired(w), actC.Render}
+	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired, 2)
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
 		// Reviews that need attention must stay on screen.
 		qMin = min(q.desired, 3)
 	}
-	reserve := invMin + qMin + actMin
+	panelBodyH := m.stackReview(st, panel, w, invMin+qMin+actMin)
 
-	panelBodyH := m.stackReview(st, panel, w, reserve)
-	st.take(q, max(qMin, min(q.desired, st.avail-invMin-actMin)))
-	st.take(inv, min(inv.desired, max(st.avail-actMin, min(invMin, st.avail))))
-	st.take(section{act.desired(), act.Render}, st.avail)
+	// What comes before the log, beyond its minimum.
+	qFirst, invFirst := qMin, invMin
+	switch {
+	case panel == nil:
+		qFirst, invFirst = q.desired, inv.desired
+	case qMin > 0:
+		qFirst = q.desired
+	}
+	actH := min(act.desired, max(actMin, st.avail-invFirst-qFirst))
+	st.take(q, min(q.desired, max(qMin, st.avail-actH-invMin)))
+	st.take(inv, min(inv.desired, max(invMin, st.avail-actH)))
+	st.take(act, st.avail)
 	return fitLines(st.out, w, avail), w, panelBodyH
 }
 
 // composeWide puts the inventory on the left and the review column (banner,
-// token, review, queue) on the right, with the activity log below both.
+// token, review, queue) on the right, with the activity log below both. The
+// log gets every line the two columns above do not need, and never less
+// than a quarter of the body (at least 4 lines) while it has entries for
+// them.
 func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
-	actH := min(act.desired(), max(4, bodyH/4), bodyH)
-	topH := bodyH - actH
-
 	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
-	left := strings.Split(inv.Render(leftW, topH), "\n")
-
-	st := &stack{w: rightW, avail: topH}
+	invLines, _ := inv.lines(leftW)
 	qC := queue{s: m.state, st: m.st}
 	q := section{len(qC.lines(rightW)), qC.Render}
+
+	need := max(len(invLines), m.reviewColumnHeight(panel, rightW)+q.desired)
+	actWant := act.desired(w)
+	actH := min(actWant, max(min(actWant, max(4, bodyH/4)), bodyH-need), bodyH)
+	topH := bodyH - actH
+
+	left := strings.Split(inv.Render(leftW, topH), "\n")
+	st := &stack{w: rightW, avail: topH}
 	qMin := min(q.desired, 3)
 	panelBodyH := m.stackReview(st, panel, rightW, qMin)
 	st.take(q, st.avail)
@@ -233,6 +276,16 @@ func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]s
 		out = append(out, strings.Split(act.Render(w, actH), "\n")...)
 	}
 	return out, rightW, panelBodyH
+}
+
+// reviewColumnHeight is what stackReview would draw at width w given room:
+// banner, token box, and the review or its placeholder.
+func (m Model) reviewColumnHeight(panel *reviewPanel, w int) int {
+	n := m.bannerSection(w).desired + m.tokenSection(w).desired
+	if panel == nil {
+		return n + m.placeholder(w).desired
+	}
+	return n + m.panelSection(panel, w).desired
 }
 
 // stackReview stacks the review column's top (take-over banner, token box,

@@ -72,11 +72,13 @@ type Model struct {
 	flashSeq      int
 	token         *MintedToken
 
-	// vp scrolls the focused review's body; vpReview and vpWidth say what it
-	// was filled for, so a new review starts at the top.
+	// vp scrolls the focused review's body; vpReview, vpWidth and vpTab
+	// (the review's tab URL, see tabPlace) say what it was filled for, so a
+	// new review starts at the top.
 	vp       viewport.Model
 	vpReview string
 	vpWidth  int
+	vpTab    string
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/tabwarden/tabwarden/consent"
@@ -11,14 +12,15 @@ import (
 
 // reviewBody is the "what will happen" part of a review panel, laid out for
 // width w. It is the part that scrolls, so it may be long (a 20-step plan,
-// 8000 characters of text to enter, a 256 KiB disclosure).
-func reviewBody(r *consent.Review, w int) []string {
+// 8000 characters of text to enter, a 256 KiB disclosure). tab is the
+// review's tab as the inventory knows it, nil when it does not.
+func reviewBody(r *consent.Review, tab *consent.TabState, w int) []string {
 	var b blockWriter
 	b.w = w
 	switch r.Kind {
 	case consent.KindNavigation:
 		b.field("will", fmt.Sprintf("load this origin in tab %s", clean(string(r.Tab))))
-		b.para("The tab stays about:blank and no request reaches the site until you decide.")
+		b.para(stayText(tab))
 	case consent.KindRead:
 		b.field("will", "let this conversation read this origin: observe pages, list and call site tools, act and verify")
 	case consent.KindAction:
@@ -90,6 +92,31 @@ func reviewBody(r *consent.Review, w int) []string {
 		b.field("will", fmt.Sprintf("unknown review kind %q — deny unless you know what it is", clean(string(r.Kind))))
 	}
 	return b.lines
+}
+
+// stayText says what the tab shows while a navigation review waits: the
+// request is held, so the tab keeps the page it had. Only a blank tab (a
+// new one, or one released after a refusal) is "about:blank"; a tab on a
+// page names that page's origin, since the review's origin is where it
+// would go, not where it is.
+func stayText(tab *consent.TabState) string {
+	const held = " and no request reaches the site until you decide."
+	if tab == nil {
+		return "The tab stays where it is" + held
+	}
+	if blankURL(tab.URL) {
+		return "The tab stays about:blank" + held
+	}
+	if u, err := url.Parse(tab.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return "The tab stays on " + clean(u.Scheme+"://"+u.Host) + held
+	}
+	return "The tab stays on its current page" + held
+}
+
+// blankURL reports whether a tab shows nothing: no URL yet, or about:blank.
+func blankURL(u string) bool {
+	doc, _, _ := strings.Cut(strings.TrimSpace(u), "#")
+	return doc == "" || doc == "about:blank"
 }
 
 // prettyResult indents a JSON result for reading; anything else is shown as

@@ -72,35 +72,45 @@ func padRight(s string, w int) string {
 	return s
 }
 
-// wrap word-wraps s to w cells and hard-breaks words longer than w.
+// wrap word-wraps s to w cells, breaking only at spaces: a hyphen stays
+// inside its word, so "demo-password" or an origin such as
+// "eu-west-3.example" is never split where a reader would take the line end
+// for part of the value. It is the one wrapper for prose and for verbatim
+// text alike, so spacing inside a line survives: leading indentation (a
+// JSON result's nesting) and runs of spaces between words (text to enter)
+// are kept; only the spaces at a break are dropped. A word wider than w is
+// hard-broken. Empty input is one empty line.
 func wrap(s string, w int) []string {
-	if w <= 0 {
-		return nil
-	}
-	return strings.Split(ansi.Wrap(s, w, ""), "\n")
-}
-
-// wrapWords word-wraps plain text to w cells, breaking only at spaces:
-// a hyphen stays inside its word, so "demo-password" or an origin such as
-// "eu-west-3.example" is never split where a reader would take the line
-// end for part of the value. A word wider than w is hard-broken. Runs of
-// spaces at a break are dropped.
-func wrapWords(s string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
 	var out []string
 	line, lw := "", 0
+	gap := "" // spaces seen since the last word, placed only if a word follows on this line
 	flush := func() {
 		out = append(out, line)
 		line, lw = "", 0
 	}
-	for _, word := range strings.Fields(s) {
-		ww := width(word)
-		if lw > 0 && lw+1+ww <= w {
-			line, lw = line+" "+word, lw+1+ww
+	for len(s) > 0 {
+		if s[0] == ' ' {
+			n := len(s) - len(strings.TrimLeft(s, " "))
+			gap, s = s[:n], s[n:]
 			continue
 		}
+		n := strings.IndexByte(s, ' ')
+		if n < 0 {
+			n = len(s)
+		}
+		word := s[:n]
+		s = s[n:]
+		ww := width(word)
+		if lw+len(gap)+ww <= w {
+			// Same line; on the first line gap is the leading indentation.
+			line, lw = line+gap+word, lw+len(gap)+ww
+			gap = ""
+			continue
+		}
+		gap = ""
 		if lw > 0 {
 			flush()
 		}
