@@ -301,7 +301,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := startSiteServer(t)
-	op := &siteOperator{t: t, ctx: ctx, eng: w.eng}
+	op := &operator{t: t, ctx: ctx, eng: w.eng}
 	// Whatever logs through the process-wide logger lands in appLog too.
 	prev := slog.Default()
 	slog.SetDefault(w.logger)

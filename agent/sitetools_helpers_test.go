@@ -5,7 +5,6 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/tabwarden/tabwarden/browser/fixture"
 	"io/fs"
@@ -35,10 +34,6 @@ import (
 // request counters. The witnesses are the fixture server (what reached the
 // site) and the engine (which review is on screen); the tests wait on their
 // signals, never on a clock.
-
-// siteReviewDelay is the key-ahead guard here; siteOperator waits it out as
-// a person would.
-const siteReviewDelay = 20 * time.Millisecond
 
 // siteServer serves testdata/site/webmcp at its root on 127.0.0.1 (the pages
 // name /record, /session and /frame-tool.html from the root) and witnesses
@@ -229,7 +224,7 @@ func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 	// Generous review and op clocks: the machine may be slow, and every
 	// wait here ends on a signal, not on these.
 	w.eng = consent.New(consent.Config{
-		ReviewDelay: siteReviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit,
+		ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit,
 	})
 	t.Cleanup(w.eng.Close)
 	stop := w.eng.Listen(func(ev consent.Event) {
@@ -275,7 +270,7 @@ type siteRun struct {
 	d    *agent.Dispatcher
 	conv consent.ConversationID
 	srv  *siteServer
-	op   *siteOperator
+	op   *operator
 }
 
 func (w *siteWorld) newRun(t *testing.T) *siteRun {
@@ -285,7 +280,7 @@ func (w *siteWorld) newRun(t *testing.T) *siteRun {
 	r := &siteRun{
 		t: t, ctx: ctx, w: w, srv: startSiteServer(t),
 		conv: consent.ConversationID("site-" + t.Name()),
-		op:   &siteOperator{t: t, ctx: ctx, eng: w.eng},
+		op:   &operator{t: t, ctx: ctx, eng: w.eng},
 	}
 	w.eng.AddConversation(r.conv, t.Name())
 	w.eng.Select(r.conv, "")
@@ -339,67 +334,6 @@ func (r *siteRun) quiet(tool string, args any) agent.Result {
 			r.t.Fatalf("%s did not return: %v", tool, r.ctx.Err())
 		}
 	}
-}
-
-// siteOperator is the person at the keyboard: it waits for a review to come
-// on screen and answers it, honouring the key-ahead guard.
-type siteOperator struct {
-	t   *testing.T
-	ctx context.Context
-	eng *consent.Engine
-}
-
-// await returns the review on screen once there is one; it must be of kind
-// for origin, since each step of these tests says which review it shows.
-func (o *siteOperator) await(kind consent.ReviewKind, origin string) consent.Review {
-	o.t.Helper()
-	changes, stop := o.eng.Changes()
-	defer stop()
-	for {
-		st := o.eng.Snapshot()
-		if f := st.Focused; f != nil {
-			if f.Kind != kind || f.Origin != origin {
-				o.t.Fatalf("review on screen is %s for %s (%q), want %s for %s", f.Kind, f.Origin, f.ApproveLabel, kind, origin)
-			}
-			return *f
-		}
-		select {
-		case <-changes:
-		case <-o.ctx.Done():
-			o.t.Fatalf("no %s review for %s came on screen (queue %d)", kind, origin, len(st.Queue))
-		}
-	}
-}
-
-// decide answers r; a press inside the key-ahead guard is ignored by the
-// engine (ErrTooEarly), so the operator waits it out and presses again.
-func (o *siteOperator) decide(r consent.Review, approve bool) {
-	o.t.Helper()
-	for {
-		if wait := time.Until(r.ShownAt.Add(siteReviewDelay)); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-o.ctx.Done():
-				o.t.Fatalf("decide %s: %v", r.ID, o.ctx.Err())
-			}
-		}
-		err := o.eng.Decide(r.ID, approve)
-		if errors.Is(err, consent.ErrTooEarly) {
-			r.ShownAt = time.Now()
-			continue
-		}
-		if err != nil {
-			o.t.Fatalf("decide %s review %s: %v", r.Kind, r.ID, err)
-		}
-		return
-	}
-}
-
-func (o *siteOperator) approve(kind consent.ReviewKind, origin string) consent.Review {
-	o.t.Helper()
-	r := o.await(kind, origin)
-	o.decide(r, true)
-	return r
 }
 
 // siteOK decodes a success envelope into v (through its JSON form, as the
