@@ -63,16 +63,11 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		}
 	}()
 
-	logFile, err := openLogFile(logPath())
+	restoreLog, err := logToFile()
 	if err != nil {
-		return failure(fmt.Errorf("open log file: %w", err))
+		return err
 	}
-	defer logFile.Close()
-	// The TUI owns the terminal: anything written to stderr now would tear
-	// the screen, so the console logs to a file until the TUI returns.
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(logFile, nil)))
-	defer slog.SetDefault(prev)
+	defer restoreLog()
 
 	cfg := consent.Config{
 		Profile:     consent.Profile(o.consent),
@@ -128,6 +123,22 @@ func openAudit(path string) (*audit.FileLog, error) {
 		return audit.Open(path)
 	}
 	return audit.OpenDaily(audit.DefaultDir())
+}
+
+// logToFile sends slog to the log file until restore is called. The TUI
+// owns the terminal: anything written to stderr meanwhile would tear the
+// screen.
+func logToFile() (restore func(), err error) {
+	f, err := openLogFile(logPath())
+	if err != nil {
+		return nil, failure(fmt.Errorf("open log file: %w", err))
+	}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(f, nil)))
+	return func() {
+		slog.SetDefault(prev)
+		_ = f.Close()
+	}, nil
 }
 
 func openLogFile(path string) (*os.File, error) {

@@ -115,14 +115,11 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 		return failure(fmt.Errorf("open audit log: %w", err))
 	}
 	defer auditLog.Close()
-	logFile, err := openLogFile(logPath())
+	restoreLog, err := logToFile()
 	if err != nil {
-		return failure(fmt.Errorf("open log file: %w", err))
+		return err
 	}
-	defer logFile.Close()
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(logFile, nil)))
-	defer slog.SetDefault(prev)
+	defer restoreLog()
 
 	// A newcomer reads the narration and each review for the first time;
 	// the reference 60 s (30 s for a review that waits in the queue until
