@@ -284,6 +284,27 @@ func holdStep(t *testing.T, held chan<- int, release <-chan struct{}) func(int) 
 	}
 }
 
+// submitThenHangUp submits steps on tab as a client that goes away the
+// moment its job has started, after the operator approved the plan: the
+// answer it would have read is what it returns.
+func (e *e2e) submitThenHangUp(tab string, steps []map[string]any) agent.Result {
+	e.t.Helper()
+	callCtx, hangUp := context.WithCancel(e.ctx)
+	defer hangUp()
+	e.d.SetAfterStart(func(string) { hangUp() })
+	answer := make(chan agent.Result, 1)
+	args := map[string]any{"tabId": tab, "steps": steps}
+	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(e.t, args)) }()
+	e.op.approve(consent.KindPlan, e.site.URL)
+	select {
+	case res := <-answer:
+		return res
+	case <-e.ctx.Done():
+		e.t.Fatal("the submit never returned")
+		return agent.Result{}
+	}
+}
+
 var jobIDPattern = regexp.MustCompile(`job-[0-9a-f]{16}`)
 
 // The client goes away after the operator approved the plan and the job
@@ -295,9 +316,6 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 	held := make(chan int)
 	release := make(chan struct{})
 	e.d.SetBeforeStep(holdStep(t, held, release))
-	callCtx, hangUp := context.WithCancel(e.ctx)
-	defer hangUp()
-	e.d.SetAfterStart(func(string) { hangUp() })
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
 	steps := []map[string]any{
@@ -306,16 +324,7 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
 		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
 	}
-	args := map[string]any{"tabId": tab, "steps": steps}
-	answer := make(chan agent.Result, 1)
-	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(t, args)) }()
-	e.op.approve(consent.KindPlan, e.site.URL)
-	var res agent.Result
-	select {
-	case res = <-answer:
-	case <-e.ctx.Done():
-		t.Fatal("the submit never returned")
-	}
+	res := e.submitThenHangUp(tab, steps)
 	lost := wantFail(t, res, consent.CodeJobUnknown, false)
 	id := jobIDPattern.FindString(lost["error"].(string))
 	if id == "" || e.d.JobDone(id) == nil {
@@ -336,7 +345,7 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 	}
 	frozen("browser_observe", map[string]any{"tabId": tab})
 	// The same plan again is turned away before any review: never replayed.
-	frozen("browser_batch", args)
+	frozen("browser_batch", map[string]any{"tabId": tab, "steps": steps})
 	if n := reviewsShown(e.conv, consent.KindPlan); n != 1 {
 		t.Errorf("%d plan reviews, want 1", n)
 	}
@@ -396,24 +405,12 @@ func TestE2EBatchFreezeClearedWhileRunningIsJobPending(t *testing.T) {
 	held := make(chan int)
 	release := make(chan struct{})
 	e.d.SetBeforeStep(holdStep(t, held, release))
-	callCtx, hangUp := context.WithCancel(e.ctx)
-	defer hangUp()
-	e.d.SetAfterStart(func(string) { hangUp() })
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
-	answer := make(chan agent.Result, 1)
-	args := map[string]any{"tabId": tab, "steps": []map[string]any{
+	res := e.submitThenHangUp(tab, []map[string]any{
 		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
 		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-	}}
-	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(t, args)) }()
-	e.op.approve(consent.KindPlan, e.site.URL)
-	var res agent.Result
-	select {
-	case res = <-answer:
-	case <-e.ctx.Done():
-		t.Fatal("the submit never returned")
-	}
+	})
 	id := jobIDPattern.FindString(wantFail(t, res, consent.CodeJobUnknown, false)["error"].(string))
 	e.awaitHeld(id, held)
 	if err := e.eng.ClearFreeze(e.conv); err != nil {
