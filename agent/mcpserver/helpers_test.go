@@ -237,6 +237,19 @@ func waitState(t *testing.T, eng *consent.Engine, what string, pred func(consent
 	}
 }
 
+// waitSessionEnd waits for the audit record that ends conv's session and
+// returns it, so a test can check why the session ended.
+func waitSessionEnd(t *testing.T, ts *testServer, conv consent.ConversationID) audit.Record {
+	t.Helper()
+	rec, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool {
+		return r.Kind == audit.KindSession && r.Conversation == string(conv) && strings.HasPrefix(r.Note, "ended")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 func hasConv(id consent.ConversationID) func(consent.State) bool {
 	return func(st consent.State) bool {
 		for _, c := range st.Conversations {

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/consent"
-	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
 // rawSession opens a stateful session by hand and makes one browser_tabs
@@ -55,12 +54,7 @@ func TestIdleSessionEndsItsConversation(t *testing.T) {
 
 	// Nothing more is sent: the session must end on its own.
 	waitState(t, ts.engine, "idle conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
-	rec, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool {
-		return r.Kind == audit.KindSession && r.Conversation == string(conv) && strings.HasPrefix(r.Note, "ended")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := waitSessionEnd(t, ts, conv)
 	if !strings.Contains(rec.Note, "no request for 1s") {
 		t.Errorf("session end audited as %q, want the idle timeout named", rec.Note)
 	}
@@ -116,12 +110,7 @@ func TestDeleteIsAuditedAsTheClients(t *testing.T) {
 	if err := cs.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool {
-		return r.Kind == audit.KindSession && r.Conversation == string(conv) && strings.HasPrefix(r.Note, "ended")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := waitSessionEnd(t, ts, conv)
 	if !strings.Contains(rec.Note, "closed by the client") {
 		t.Errorf("DELETE audited as %q", rec.Note)
 	}

@@ -172,11 +172,7 @@ func TestSessionEndRemovesConversationAndLaterCallsNeverDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, ts.engine, "conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
-	if _, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool {
-		return r.Kind == audit.KindSession && r.Conversation == string(conv) && strings.HasPrefix(r.Note, "ended")
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitSessionEnd(t, ts, conv)
 
 	before := len(ts.surface.Calls())
 	status, _, body := rawRequest{
