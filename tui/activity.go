@@ -51,7 +51,49 @@ func (a activityLog) names() map[consent.ConversationID]string {
 // Render shows the newest entries that fit in h.
 func (a activityLog) Render(w, h int) string { return block(a.lines(w, h), w, h) }
 
-func (a activityLog) lines(w, h int) []string {
+// section is the log at width w for a body of at most maxH lines. Its
+// entries are wrapped once, newest first and only as many as maxH lines can
+// show, for both its desired height and its drawing: the log holds up to
+// consent.ActivityLimit entries, and View must not wrap them all, twice,
+// on every frame. desired is exact up to maxH and at least maxH beyond it,
+// which is all a layout bounded by maxH can tell apart.
+func (a activityLog) section(w, maxH int) section {
+	es := a.wrapped(w, maxH-1)
+	desired := 2 // heading and "Nothing yet."
+	if len(es) > 0 {
+		desired = 1
+		for _, e := range es {
+			desired += len(e.lines)
+		}
+	}
+	return section{desired, func(_, h int) string { return block(a.fit(es, w, h), w, h) }}
+}
+
+func (a activityLog) lines(w, h int) []string { return a.fit(a.wrapped(w, h-1), w, h) }
+
+// activityEntry is one activity entry wrapped for a width.
+type activityEntry struct {
+	lines []string
+	warn  bool
+}
+
+// wrapped wraps the newest entries, newest first, until they fill room
+// lines or run out.
+func (a activityLog) wrapped(w, room int) []activityEntry {
+	entries := a.s.Activity[len(a.s.Activity)-a.shown():]
+	names := a.names()
+	var out []activityEntry
+	for i := len(entries) - 1; i >= 0 && room > 0; i-- {
+		lines, warn := a.entry(entries[i], names, w)
+		out = append(out, activityEntry{lines, warn})
+		room -= len(lines)
+	}
+	return out
+}
+
+// fit lays out es (newest first, from wrapped with at least h-1 lines'
+// worth) in h lines. es is not modified.
+func (a activityLog) fit(es []activityEntry, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
@@ -60,26 +102,26 @@ func (a activityLog) lines(w, h int) []string {
 		return append(out, "  Nothing yet.")[:min(h, 2)]
 	}
 	room := h - 1
-	names := a.names()
-	entries := a.s.Activity[len(a.s.Activity)-a.shown():]
 	// Newest first while whole entries fit.
 	var blocks [][]string
-	i := len(entries) - 1
-	for ; i >= 0 && room > 0; i-- {
-		b, warn := a.entry(entries[i], names, w)
+	for _, e := range es {
+		if room <= 0 {
+			break
+		}
+		b := e.lines
 		switch {
 		case len(b) <= room:
 		case len(blocks) == 0:
 			// The newest alone is too tall: its beginning, cut marked.
-			b = b[:room]
+			b = append([]string(nil), b[:room]...)
 			b[room-1] = trunc(b[room-1], w-1) + "…"
 		default:
 			// An older entry only partly fits: its end, which is where
 			// the narration says what to press, marked as continued.
-			b = b[len(b)-room:]
+			b = append([]string(nil), b[len(b)-room:]...)
 			b[0] = strings.Repeat(" ", activityIndent-1) + "…" + strings.TrimLeft(b[0], " ")
 		}
-		blocks = append(blocks, a.style(b, warn))
+		blocks = append(blocks, a.style(b, e.warn))
 		room -= len(b)
 	}
 	for j := len(blocks) - 1; j >= 0; j-- {
@@ -89,12 +131,14 @@ func (a activityLog) lines(w, h int) []string {
 }
 
 func (a activityLog) style(lines []string, warn bool) []string {
-	if warn {
-		for i := range lines {
-			lines[i] = a.st.warn.Render(lines[i])
-		}
+	if !warn {
+		return lines
 	}
-	return lines
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = a.st.warn.Render(l)
+	}
+	return out
 }
 
 // entry renders one activity entry as its wrapped, unstyled lines, each
@@ -126,19 +170,4 @@ func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]
 		}
 	}
 	return lines, e.Warn
-}
-
-// desired is the height the log would use at width w if it had room.
-func (a activityLog) desired(w int) int {
-	n := a.shown()
-	if n == 0 {
-		return 2
-	}
-	names := a.names()
-	lines := 0
-	for _, e := range a.s.Activity[len(a.s.Activity)-n:] {
-		b, _ := a.entry(e, names, w)
-		lines += len(b)
-	}
-	return 1 + lines
 }

@@ -128,12 +128,12 @@ func TestActivityDesiredCountsWrappedLines(t *testing.T) {
 	s.Activity = []consent.Activity{{Time: fixedNow, Conversation: "c1a2", Text: narration}}
 	a := activityLog{s: s}
 	for _, w := range []int{80, 120, 200} {
-		if got, want := a.desired(w), len(a.lines(w, 100)); got != want {
+		if got, want := a.section(w, 100).desired, len(a.lines(w, 100)); got != want {
 			t.Errorf("desired(%d) = %d, the log draws %d lines at %d columns", w, got, want, w)
 		}
 	}
-	if a.desired(200) >= a.desired(80) {
-		t.Errorf("desired(200) = %d, not less than desired(80) = %d: the width is ignored", a.desired(200), a.desired(80))
+	if a.section(200, 100).desired >= a.section(80, 100).desired {
+		t.Errorf("desired(200) = %d, not less than desired(80) = %d: the width is ignored", a.section(200, 100).desired, a.section(80, 100).desired)
 	}
 }
 

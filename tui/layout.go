@@ -220,8 +220,7 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 	inv := section{len(invLines), invC.Render}
 	qC := queue{s: m.state, st: m.st}
 	q := section{len(qC.lines(w)), qC.Render}
-	actC := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
-	act := section{actC.desired(w), actC.Render}
+	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, avail)
 	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired, 2)
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
 		// Reviews that need attention must stay on screen.
@@ -250,14 +249,14 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 // than a quarter of the body (at least 4 lines) while it has entries for
 // them.
 func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
-	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
+	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, bodyH)
 	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
 	invLines, _ := inv.lines(leftW)
 	qC := queue{s: m.state, st: m.st}
 	q := section{len(qC.lines(rightW)), qC.Render}
 
 	need := max(len(invLines), m.reviewColumnHeight(panel, rightW)+q.desired)
-	actWant := act.desired(w)
+	actWant := act.desired
 	actH := min(actWant, max(min(actWant, max(4, bodyH/4)), bodyH-need), bodyH)
 	topH := bodyH - actH
 
@@ -273,7 +272,7 @@ func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]s
 		out = append(out, padRight(left[i], leftW)+m.st.rule.Render(" │ ")+right[i])
 	}
 	if actH > 0 {
-		out = append(out, strings.Split(act.Render(w, actH), "\n")...)
+		out = append(out, strings.Split(act.render(w, actH), "\n")...)
 	}
 	return out, rightW, panelBodyH
 }
