@@ -94,9 +94,8 @@ func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sc
 	}
 	c, done := s.sess(ctx)
 	defer done()
-	if err := (proto.PageEnable{}).Call(c); err != nil {
-		return fail("Page.enable", err)
-	}
+	// Detection needs no domain enabled; enableSession turns Page on once
+	// the mode is known.
 	if mode == ModeAuto {
 		native, err := detectNative(c)
 		if err != nil {
@@ -219,16 +218,24 @@ func detectNative(c session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	st, err := proto.PageGetPermissionsPolicyState{FrameID: tree.FrameTree.Frame.ID}.Call(c)
+	_, known, err := toolsPolicy(c, tree.FrameTree.Frame.ID)
+	return known, err
+}
+
+// toolsPolicy is the browser's verdict on the "tools" Permissions-Policy
+// feature for one frame: known is false when the browser has no such
+// feature (no native WebMCP), allowed says whether the frame may use it.
+func toolsPolicy(c session, frame proto.PageFrameID) (allowed, known bool, err error) {
+	st, err := proto.PageGetPermissionsPolicyState{FrameID: frame}.Call(c)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	for _, x := range st.States {
 		if x.Feature == "tools" {
-			return true, nil
+			return x.Allowed, true, nil
 		}
 	}
-	return false, nil
+	return false, false, nil
 }
 
 func randomID() string {
@@ -562,16 +569,8 @@ func (s *Site) eligible(c, owner session, f *proto.PageFrame, top string) bool {
 	if s.mode == ModeNative {
 		// The browser knows the feature: its policy state covers the
 		// header, the allow attribute and inheritance.
-		st, err := proto.PageGetPermissionsPolicyState{FrameID: f.ID}.Call(c)
-		if err != nil {
-			return false
-		}
-		for _, x := range st.States {
-			if x.Feature == "tools" {
-				return x.Allowed
-			}
-		}
-		return false
+		allowed, _, err := toolsPolicy(c, f.ID)
+		return err == nil && allowed
 	}
 	s.mu.Lock()
 	blocked := s.ppNone[f.ID]
