@@ -115,9 +115,12 @@ func tabText(t consent.TabState) string {
 }
 
 // Render shows the tree in h lines, scrolled so the selection stays in view.
-func (v inventory) Render(w, h int) string {
+func (v inventory) Render(w, h int) string { return v.section(w).render(w, h) }
+
+// section is the tree laid out once at width w, for measuring and drawing.
+func (v inventory) section(w int) section {
 	lines, sel := v.lines(w)
-	return block(window(lines, sel, h), w, h)
+	return section{len(lines), func(w, h int) string { return block(window(lines, sel, h), w, h) }}
 }
 
 // lines returns the tree at width w and the index of the selected line (-1

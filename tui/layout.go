@@ -190,10 +190,6 @@ func (m Model) originsFit(panel *reviewPanel, w int) bool {
 	return true
 }
 
-func (m Model) panelSection(p *reviewPanel, w int) section {
-	return section{p.chromeHeight(w) + m.bodyLen(p.r, w), p.Render}
-}
-
 // bodyLen is the review body's line count, from the viewport when it already
 // holds this review at this width: a 256 KiB disclosure is wrapped once, not
 // on every frame.
@@ -215,18 +211,15 @@ func (m Model) bodyLen(r *consent.Review, w int) int {
 // is then what the operator navigates, come before the log.
 func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, int) {
 	st := &stack{w: w, avail: avail}
-	invC := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
-	invLines, _ := invC.lines(w)
-	inv := section{len(invLines), invC.Render}
-	qC := queue{s: m.state, st: m.st}
-	q := section{len(qC.lines(w)), qC.Render}
+	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}.section(w)
+	q := queue{s: m.state, st: m.st}.section(w)
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, avail)
 	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired, 2)
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
 		// Reviews that need attention must stay on screen.
 		qMin = min(q.desired, 3)
 	}
-	panelBodyH := m.stackReview(st, panel, w, invMin+qMin+actMin)
+	panelBodyH := m.reviewColumn(panel, w).stack(st, invMin+qMin+actMin)
 
 	// What comes before the log, beyond its minimum.
 	qFirst, invFirst := qMin, invMin
@@ -250,20 +243,19 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 // them.
 func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, bodyH)
-	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}
-	invLines, _ := inv.lines(leftW)
-	qC := queue{s: m.state, st: m.st}
-	q := section{len(qC.lines(rightW)), qC.Render}
+	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st}.section(leftW)
+	q := queue{s: m.state, st: m.st}.section(rightW)
+	col := m.reviewColumn(panel, rightW)
 
-	need := max(len(invLines), m.reviewColumnHeight(panel, rightW)+q.desired)
+	need := max(inv.desired, col.height()+q.desired)
 	actWant := act.desired
 	actH := min(actWant, max(min(actWant, max(4, bodyH/4)), bodyH-need), bodyH)
 	topH := bodyH - actH
 
-	left := strings.Split(inv.Render(leftW, topH), "\n")
+	left := strings.Split(inv.render(leftW, topH), "\n")
 	st := &stack{w: rightW, avail: topH}
 	qMin := min(q.desired, 3)
-	panelBodyH := m.stackReview(st, panel, rightW, qMin)
+	panelBodyH := col.stack(st, qMin)
 	st.take(q, st.avail)
 	right := fitLines(st.out, rightW, topH)
 
@@ -277,32 +269,40 @@ func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]s
 	return out, rightW, panelBodyH
 }
 
-// reviewColumnHeight is what stackReview would draw at width w given room:
-// banner, token box, and the review or its placeholder.
-func (m Model) reviewColumnHeight(panel *reviewPanel, w int) int {
-	n := m.bannerSection(w).desired + m.tokenSection(w).desired
-	if panel == nil {
-		return n + m.placeholder(w).desired
-	}
-	return n + m.panelSection(panel, w).desired
+// reviewColumn is the top of the review column at one width: take-over
+// banner, token box, then the focused review or its placeholder. It is
+// measured once per frame and serves both the wide layout's height budget
+// and the drawing.
+type reviewColumn struct {
+	banner, token, main section
+	chrome              int  // the review panel's lines besides its body
+	review              bool // main is a review panel, not the placeholder
 }
 
-// stackReview stacks the review column's top (take-over banner, token box,
-// then the focused review or its placeholder) at width w, leaving reserve
-// lines for the sections below. It returns the review body's height.
-func (m Model) stackReview(st *stack, panel *reviewPanel, w, reserve int) int {
-	bn := m.bannerSection(w)
-	st.take(bn, bn.desired)
-	tk := m.tokenSection(w)
-	st.take(tk, min(tk.desired, st.avail-reserve))
+func (m Model) reviewColumn(panel *reviewPanel, w int) reviewColumn {
+	c := reviewColumn{banner: m.bannerSection(w), token: m.tokenSection(w)}
 	if panel == nil {
-		ph := m.placeholder(w)
-		st.take(ph, ph.desired)
+		c.main = m.placeholder(w)
+		return c
+	}
+	c.chrome, c.review = panel.chromeHeight(w), true
+	c.main = section{c.chrome + m.bodyLen(panel.r, w), panel.Render}
+	return c
+}
+
+// height is what stack would draw given room.
+func (c reviewColumn) height() int { return c.banner.desired + c.token.desired + c.main.desired }
+
+// stack stacks the column into st, leaving reserve lines for the sections
+// below. It returns the review body's height.
+func (c reviewColumn) stack(st *stack, reserve int) int {
+	st.take(c.banner, c.banner.desired)
+	st.take(c.token, min(c.token.desired, st.avail-reserve))
+	if !c.review {
+		st.take(c.main, c.main.desired)
 		return 0
 	}
-	ps := m.panelSection(panel, w)
-	chrome := panel.chromeHeight(w)
-	n := min(ps.desired, max(st.avail-reserve, chrome+1), st.avail)
-	st.take(ps, n)
-	return max(0, n-chrome)
+	n := min(c.main.desired, max(st.avail-reserve, c.chrome+1), st.avail)
+	st.take(c.main, n)
+	return max(0, n-c.chrome)
 }

@@ -14,7 +14,13 @@ type queue struct {
 	st styles
 }
 
-func (q queue) Render(w, h int) string { return block(q.lines(w), w, h) }
+func (q queue) Render(w, h int) string { return q.section(w).render(w, h) }
+
+// section is the queue laid out once at width w, for measuring and drawing.
+func (q queue) section(w int) section {
+	lines := q.lines(w)
+	return section{len(lines), func(w, h int) string { return block(lines, w, h) }}
+}
 
 func (q queue) lines(w int) []string {
 	out := []string{q.st.rule.Render(rule(fmt.Sprintf("Review queue (%d)", len(q.s.Queue)), w, "─"))}
