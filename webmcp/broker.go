@@ -177,7 +177,7 @@ func (b *Broker) List(ctx context.Context, conv consent.ConversationID, tab cons
 	if b.tabs[tab] != t {
 		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the tab closed while its site tools were listed")
 	}
-	old := map[[5]string]*handle{}
+	old := map[handleKey]*handle{}
 	for id, h := range b.handles {
 		if h.tab == tab {
 			old[h.key()] = h
@@ -199,13 +199,17 @@ func (b *Broker) List(ctx context.Context, conv consent.ConversationID, tab cons
 	return out, nil
 }
 
-func (h *handle) key() [5]string {
-	return [5]string{string(h.frame), h.name, h.digest, itoa(h.rev), itoa(h.gen)}
+// handleKey is a listed tool's identity: the same key in the next listing
+// keeps the toolId.
+type handleKey struct {
+	frame    proto.PageFrameID
+	name     string
+	digest   string
+	rev, gen uint64
 }
 
-func itoa(n uint64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+func (h *handle) key() handleKey {
+	return handleKey{h.frame, h.name, h.digest, h.rev, h.gen}
 }
 
 // Call is one prepared site-tool call: the handle resolved, the input
