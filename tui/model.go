@@ -283,12 +283,7 @@ func (m *Model) clearFreeze() tea.Cmd {
 	if conv == "" {
 		return m.setFlash("no conversation selected")
 	}
-	var c *consent.ConversationState
-	for i := range m.state.Conversations {
-		if m.state.Conversations[i].ID == conv {
-			c = &m.state.Conversations[i]
-		}
-	}
+	c := m.selectedConversation()
 	if c == nil || c.Frozen == nil {
 		return m.setFlash("nothing to clear: the selected conversation is not frozen")
 	}
