@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tabwarden/tabwarden/agent/relay"
@@ -18,11 +16,7 @@ $XDG_RUNTIME_DIR/tabwarden) and forwards every message unchanged; the
 console still asks the operator before every consequential step.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := relay.Run(cmd.Context(), s.in, s.out)
-			if errors.Is(err, relay.ErrNoConsole) {
-				return failure(err)
-			}
-			if err != nil {
+			if err := relay.Run(cmd.Context(), s.in, s.out); err != nil {
 				return failure(err)
 			}
 			return nil
