@@ -474,14 +474,7 @@ func checkStep(s BatchStep) error {
 		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "give action or verify, not both")
 	}
 	if v := s.Verify; v != nil {
-		if strings.TrimSpace(v.Value) == "" {
-			return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "an assertion needs a non-empty value")
-		}
-		switch v.Assertion {
-		case dom.TextContains, dom.TextAbsent, dom.URLIs, dom.TitleContains, dom.ElementVisible:
-			return nil
-		}
-		return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")
+		return checkAssertion(v.Assertion, v.Value)
 	}
 	a := s.Action
 	bad := func(format string, args ...any) error {

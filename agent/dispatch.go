@@ -445,14 +445,7 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 	op := p.op
 	dt := p.dt
 	origin := p.origin
-	action := dom.Action{
-		Type: a.Action.Type, Ref: a.Action.Ref, X: a.Action.X, Y: a.Action.Y,
-		Text: a.Action.Text, Value: a.Action.Value, Label: a.Action.Label, Key: a.Action.Key,
-	}
-	if a.Action.DeltaY != nil {
-		action.DeltaY = float64(*a.Action.DeltaY)
-	}
-	prep, err := dt.Prepare(op.Context(), a.ObservationID, action)
+	prep, err := dt.Prepare(op.Context(), a.ObservationID, domAction(a.Action))
 	if err != nil {
 		return fail(opErr(op, err)), tab
 	}
@@ -475,6 +468,19 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 	}), tab
 }
 
+// checkAssertion validates a verify (browser_verify or a batch step) before
+// anything touches the page.
+func checkAssertion(assertion, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "an assertion needs a non-empty value")
+	}
+	switch assertion {
+	case dom.TextContains, dom.TextAbsent, dom.URLIs, dom.TitleContains, dom.ElementVisible:
+		return nil
+	}
+	return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")
+}
+
 // reviewAction turns a prepared action into what the review panel shows.
 func reviewAction(p *dom.Prepared) *consent.Action {
 	a := &consent.Action{
@@ -492,13 +498,8 @@ func reviewAction(p *dom.Prepared) *consent.Action {
 }
 
 func (d *Dispatcher) verify(ctx context.Context, conv consent.ConversationID, a VerifyArgs) (Result, consent.TabID) {
-	if strings.TrimSpace(a.Value) == "" {
-		return fail(consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "an assertion needs a non-empty value")), ""
-	}
-	switch a.Assertion {
-	case dom.TextContains, dom.TextAbsent, dom.URLIs, dom.TitleContains, dom.ElementVisible:
-	default:
-		return fail(consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")), ""
+	if err := checkAssertion(a.Assertion, a.Value); err != nil {
+		return fail(err), ""
 	}
 	p, res, tab := d.beginPage(ctx, conv, a.TabID, "verify")
 	if p == nil {
