@@ -19,12 +19,7 @@ type fakeSurface struct {
 }
 
 func (f *fakeSurface) Call(_ context.Context, _ consent.ConversationID, tool string, _ json.RawMessage) agent.Result {
-	n := 0
-	for _, c := range f.calls {
-		if c == tool {
-			n++
-		}
-	}
+	n := f.count(tool)
 	f.calls = append(f.calls, tool)
 	return f.answer(tool, n)
 }
