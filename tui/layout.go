@@ -31,24 +31,37 @@ func (m Model) render() string {
 }
 
 // syncViewport sizes the review body viewport to the space the layout gives
-// it, and refills it when the focused review or the width changed.
+// it, and refills it when what the body is laid out from changed.
 func (m *Model) syncViewport() {
 	f := m.state.Focused
 	if f == nil {
-		m.vpReview = ""
+		m.vpKey = bodyKey{}
 		return
 	}
 	_, pw, pbh := m.compose(nil)
 	m.vp.SetWidth(pw)
 	m.vp.SetHeight(max(pbh, 0))
 	tab := m.tabState(f.Tab)
-	if f.ID != m.vpReview || pw != m.vpWidth || tabPlace(tab) != m.vpTab {
+	if k := newBodyKey(f, tab, pw); k != m.vpKey {
 		m.vp.SetContentLines(reviewBody(f, tab, pw))
-		if f.ID != m.vpReview {
+		if f.ID != m.vpKey.review {
 			m.vp.GotoTop()
 		}
-		m.vpReview, m.vpWidth, m.vpTab = f.ID, pw, tabPlace(tab)
+		m.vpKey = k
 	}
+}
+
+// bodyKey is everything reviewBody lays a body out from besides the review
+// itself, which does not change under its ID: the width, and what the body
+// says of the review's tab (stayText, its only use of the tab).
+type bodyKey struct {
+	review string
+	width  int
+	stay   string
+}
+
+func newBodyKey(r *consent.Review, tab *consent.TabState, w int) bodyKey {
+	return bodyKey{review: r.ID, width: w, stay: stayText(tab)}
 }
 
 // tabState finds a tab of a conversation by id; nil when the inventory
@@ -62,15 +75,6 @@ func (m Model) tabState(id consent.TabID) *consent.TabState {
 		}
 	}
 	return nil
-}
-
-// tabPlace is what of a tab the review body depends on (its URL), so the
-// body is laid out again when the tab moves; "\x00" when the tab is unknown.
-func tabPlace(t *consent.TabState) string {
-	if t == nil {
-		return "\x00"
-	}
-	return t.URL
 }
 
 func (m Model) tabLabel(id consent.TabID) string {
@@ -195,7 +199,7 @@ func (m Model) originsFit(panel *reviewPanel, w int) bool {
 // on every frame.
 func (m Model) bodyLen(r *consent.Review, w int) int {
 	tab := m.tabState(r.Tab)
-	if m.vpReview == r.ID && m.vpWidth == w && m.vpTab == tabPlace(tab) {
+	if newBodyKey(r, tab, w) == m.vpKey {
 		return m.vp.TotalLineCount()
 	}
 	return len(reviewBody(r, tab, w))

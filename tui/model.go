@@ -72,13 +72,11 @@ type Model struct {
 	flashSeq      int
 	token         *MintedToken
 
-	// vp scrolls the focused review's body; vpReview, vpWidth and vpTab
-	// (the review's tab URL, see tabPlace) say what it was filled for, so a
-	// new review starts at the top.
-	vp       viewport.Model
-	vpReview string
-	vpWidth  int
-	vpTab    string
+	// vp scrolls the focused review's body; vpKey says what it was filled
+	// from, so it is refilled only when that changes and a new review
+	// starts at the top.
+	vp    viewport.Model
+	vpKey bodyKey
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run

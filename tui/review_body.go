@@ -13,7 +13,8 @@ import (
 // reviewBody is the "what will happen" part of a review panel, laid out for
 // width w. It is the part that scrolls, so it may be long (a 20-step plan,
 // 8000 characters of text to enter, a 256 KiB disclosure). tab is the
-// review's tab as the inventory knows it, nil when it does not.
+// review's tab as the inventory knows it, nil when it does not; only its
+// stayText is used (the viewport is refilled when that changes, bodyKey).
 func reviewBody(r *consent.Review, tab *consent.TabState, w int) []string {
 	var b blockWriter
 	b.w = w
