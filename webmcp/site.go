@@ -92,7 +92,7 @@ func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sc
 		s.Close()
 		return nil, &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: fmt.Sprintf("site tools: %s: %v", what, err)}
 	}
-	c, done := s.sess(ctx)
+	c, done := s.sess(ctx, "")
 	defer done()
 	// Detection needs no domain enabled; enableSession turns Page on once
 	// the mode is known.
@@ -158,14 +158,12 @@ func (s *Site) enableSession(c session) error {
 // own goroutine (never in the pump) and always lets the frame run, even
 // when setup fails: a frame left paused would hang the page.
 func (s *Site) setupChild(sid proto.TargetSessionID) {
-	c, done := s.sess(s.ctx)
+	c, done := s.sess(s.ctx, sid)
 	defer done()
-	c.sid = sid
 	_ = s.enableSession(c)
 	// Not under s.ctx: a Site closing mid-setup must still let the frame run.
-	r, rdone := s.sess(context.Background())
+	r, rdone := s.sess(context.Background(), sid)
 	defer rdone()
-	r.sid = sid
 	_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(r)
 }
 
@@ -193,8 +191,7 @@ func (s *Site) Close() {
 	scripts := maps.Clone(s.scripts)
 	s.mu.Unlock()
 	for _, sid := range sids {
-		c, done := s.sess(context.Background())
-		c.sid = sid
+		c, done := s.sess(context.Background(), sid)
 		_ = proto.TargetSetAutoAttach{AutoAttach: false, WaitForDebuggerOnStart: false, Flatten: true}.Call(c)
 		if id, ok := scripts[sid]; ok {
 			_ = proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}.Call(c)
@@ -203,9 +200,11 @@ func (s *Site) Close() {
 	}
 }
 
-func (s *Site) sess(ctx context.Context) (session, context.CancelFunc) {
+// sess is one CDP call's session: sid's ("" for the page's own), bounded
+// by cdpTimeout under ctx.
+func (s *Site) sess(ctx context.Context, sid proto.TargetSessionID) (session, context.CancelFunc) {
 	c, cancel := context.WithTimeout(ctx, cdpTimeout)
-	return session{p: s.p, ctx: c}, cancel
+	return session{p: s.p, ctx: c, sid: sid}, cancel
 }
 
 // detectNative asks the browser, not the page, whether WebMCP is built in:
@@ -493,7 +492,7 @@ type frameInfo struct {
 // revision they belong to, plus rejected entries for frames that are
 // excluded for a reason the operator should see.
 func (s *Site) frames(ctx context.Context) (uint64, []frameInfo, error) {
-	c, done := s.sess(ctx)
+	c, done := s.sess(ctx, "")
 	defer done()
 	s.mu.Lock()
 	rev := s.rev
@@ -650,7 +649,7 @@ func (s *Site) frameDescriptors(ctx context.Context, f frameInfo) ([]Descriptor,
 		}
 		return out, nil
 	}
-	c, done := s.sess(ctx)
+	c, done := s.sess(ctx, "")
 	defer done()
 	group := "tabwarden-" + randomID()
 	c, br, err := s.bridge(c, f.id, group)
@@ -761,8 +760,7 @@ var errToolFailed = errors.New("the site tool failed")
 
 func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
 	sid := s.sessionFor(frame)
-	c, done := s.sess(ctx)
-	c.sid = sid
+	c, done := s.sess(ctx, sid)
 	res, err := WebMCPInvokeTool{FrameID: frame, ToolName: name, Input: input}.Call(c)
 	done()
 	if err != nil {
@@ -794,9 +792,8 @@ func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name s
 		s.mu.Lock()
 		delete(s.waiters, res.InvocationID)
 		s.mu.Unlock()
-		c, done := s.sess(context.Background())
+		c, done := s.sess(context.Background(), sid)
 		defer done()
-		c.sid = sid
 		_ = WebMCPCancelInvocation{InvocationID: res.InvocationID}.Call(c)
 		return nil, ctx.Err()
 	}
@@ -804,14 +801,13 @@ func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name s
 
 func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
 	group := "tabwarden-" + randomID()
-	c, done := s.sess(ctx)
+	c, done := s.sess(ctx, "")
 	bc, br, err := s.bridge(c, frame, group)
 	done()
 	sid := bc.sid
 	release := func() {
-		c, done := s.sess(context.Background())
+		c, done := s.sess(context.Background(), sid)
 		defer done()
-		c.sid = sid
 		_ = proto.RuntimeReleaseObjectGroup{ObjectGroup: group}.Call(c)
 	}
 	defer release()
@@ -865,9 +861,8 @@ func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name
 }
 
 func (s *Site) cancelPolyfill(sid proto.TargetSessionID, br proto.RuntimeRemoteObjectID, callID string) {
-	c, done := s.sess(context.Background())
+	c, done := s.sess(context.Background(), sid)
 	defer done()
-	c.sid = sid
 	_, _ = proto.RuntimeCallFunctionOn{FunctionDeclaration: `function (c) { return this("cancel", c); }`,
 		ObjectID: br, Arguments: []*proto.RuntimeCallArgument{{Value: gson.New(callID)}}}.Call(c)
 }
