@@ -86,14 +86,7 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 	}
 
 	ev.waitFor(t, EventFreezeCleared)
-	var got []Event
-	ev.mu.Lock()
-	for _, x := range ev.evs {
-		if x.Kind == EventFreeze || x.Kind == EventFreezeCleared {
-			got = append(got, x)
-		}
-	}
-	ev.mu.Unlock()
+	got := ev.of(EventFreeze, EventFreezeCleared)
 	if len(got) != 2 || got[0].Kind != EventFreeze || got[1].Kind != EventFreezeCleared ||
 		got[0].Conversation != "c1" || got[0].Job != "job-a" || got[1].Job != "job-a" {
 		t.Errorf("freeze events = %+v, want one freeze and one clear of c1's job-a", got)

@@ -3,6 +3,7 @@ package consent
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -190,6 +191,19 @@ func (ev *events) kinds() []EventKind {
 	var out []EventKind
 	for _, x := range ev.evs {
 		out = append(out, x.Kind)
+	}
+	return out
+}
+
+// of returns the events so far whose kind is one of kinds, in order.
+func (ev *events) of(kinds ...EventKind) []Event {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var out []Event
+	for _, x := range ev.evs {
+		if slices.Contains(kinds, x.Kind) {
+			out = append(out, x)
+		}
 	}
 	return out
 }

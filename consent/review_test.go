@@ -159,13 +159,9 @@ func TestSelectionAndVisibility(t *testing.T) {
 	}
 	ev.waitFor(t, EventTakeOver)
 	var selects []TabID
-	ev.mu.Lock()
-	for _, x := range ev.evs {
-		if x.Kind == EventSelect {
-			selects = append(selects, x.Tab)
-		}
+	for _, x := range ev.of(EventSelect) {
+		selects = append(selects, x.Tab)
 	}
-	ev.mu.Unlock()
 	// t1: first tab of the auto-selected conversation; t2: FocusTab; t3:
 	// Select. Repeating a selection or ignored moves send nothing.
 	if len(selects) != 3 || selects[0] != "t1" || selects[1] != "t2" || selects[2] != "t3" {
