@@ -195,6 +195,7 @@ func (s *Site) Close() {
 		_ = proto.TargetSetAutoAttach{AutoAttach: false, WaitForDebuggerOnStart: false, Flatten: true}.Call(c)
 		if id, ok := scripts[sid]; ok {
 			_ = proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}.Call(c)
+			_ = proto.RuntimeReleaseObjectGroup{ObjectGroup: bridgeGroup}.Call(c)
 		}
 		done()
 	}
@@ -244,11 +245,17 @@ func randomID() string {
 }
 
 // frameContext is a frame's default (main-world) execution context and the
-// session it lives in.
+// session it lives in, with the polyfill's bridge once bridge found it.
 type frameContext struct {
-	sid proto.TargetSessionID
-	id  proto.RuntimeExecutionContextID
+	sid    proto.TargetSessionID
+	id     proto.RuntimeExecutionContextID
+	bridge proto.RuntimeRemoteObjectID // in bridgeGroup; "" until found
 }
+
+// bridgeGroup holds the bridge objects bridge found. They live as long as
+// their context (each frameContext entry goes with it); Close releases
+// what is left.
+const bridgeGroup = "tabwarden-bridge"
 
 // cdpEvent is one session event: its method and a decoder for its params.
 // It decouples the pump from rod.Message, whose payload cannot be built
@@ -652,7 +659,7 @@ func (s *Site) frameDescriptors(ctx context.Context, f frameInfo) ([]Descriptor,
 	c, done := s.sess(ctx, "")
 	defer done()
 	group := "tabwarden-" + randomID()
-	c, br, err := s.bridge(c, f.id, group)
+	c, br, err := s.bridge(c, f.id)
 	if err != nil {
 		return nil, err
 	}
@@ -706,8 +713,10 @@ func (s *Site) frameDescriptors(ctx context.Context, f frameInfo) ([]Descriptor,
 // unforgeable accessor, and the rest are CDP property reads.
 //
 // It returns the session the bridge lives in (the frame's), for the calls
-// that use the object id.
-func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (session, proto.RuntimeRemoteObjectID, error) {
+// that use the object id. The answer holds for the context's life (the
+// property can never change), so it is looked up once per context, not
+// once per listing and per call.
+func (s *Site) bridge(c session, frame proto.PageFrameID) (session, proto.RuntimeRemoteObjectID, error) {
 	s.mu.Lock()
 	fc, ok := s.contexts[frame]
 	s.mu.Unlock()
@@ -717,13 +726,32 @@ func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (session
 	if fc.sid != s.main {
 		c.sid = fc.sid
 	}
-	doc, err := proto.RuntimeEvaluate{Expression: "document", ContextID: fc.id, ObjectGroup: group}.Call(c)
+	if fc.bridge != "" {
+		return c, fc.bridge, nil
+	}
+	br, err := findBridge(c, fc.id)
+	if err != nil {
+		return c, "", err
+	}
+	s.mu.Lock()
+	if now, ok := s.contexts[frame]; ok && now.sid == fc.sid && now.id == fc.id {
+		now.bridge = br
+		s.contexts[frame] = now
+	}
+	s.mu.Unlock()
+	return c, br, nil
+}
+
+// findBridge does bridge's property reads in context id, keeping what it
+// finds in bridgeGroup (property values join their owner's group).
+func findBridge(c session, id proto.RuntimeExecutionContextID) (proto.RuntimeRemoteObjectID, error) {
+	doc, err := proto.RuntimeEvaluate{Expression: "document", ContextID: id, ObjectGroup: bridgeGroup}.Call(c)
 	if err != nil || doc.ExceptionDetails != nil || doc.Result.ObjectID == "" {
-		return c, "", errors.New("no document")
+		return "", errors.New("no document")
 	}
 	props, err := proto.RuntimeGetProperties{ObjectID: doc.Result.ObjectID, OwnProperties: true}.Call(c)
 	if err != nil {
-		return c, "", err
+		return "", err
 	}
 	var api proto.RuntimeRemoteObjectID
 	for _, p := range props.Result {
@@ -732,18 +760,18 @@ func (s *Site) bridge(c session, frame proto.PageFrameID, group string) (session
 		}
 	}
 	if api == "" {
-		return c, "", errors.New("no polyfill in frame")
+		return "", errors.New("no polyfill in frame")
 	}
 	props, err = proto.RuntimeGetProperties{ObjectID: api, OwnProperties: true}.Call(c)
 	if err != nil {
-		return c, "", err
+		return "", err
 	}
 	for _, p := range props.PrivateProperties {
 		if p.Name == "#bridge" && p.Value != nil && p.Value.ObjectID != "" {
-			return c, p.Value.ObjectID, nil
+			return p.Value.ObjectID, nil
 		}
 	}
-	return c, "", errors.New("no bridge in frame")
+	return "", errors.New("no bridge in frame")
 }
 
 // invoke runs one tool and returns its raw result. ctx carries the
@@ -802,7 +830,7 @@ func (s *Site) invokeNative(ctx context.Context, frame proto.PageFrameID, name s
 func (s *Site) invokePolyfill(ctx context.Context, frame proto.PageFrameID, name string, input json.RawMessage) (json.RawMessage, error) {
 	group := "tabwarden-" + randomID()
 	c, done := s.sess(ctx, "")
-	bc, br, err := s.bridge(c, frame, group)
+	bc, br, err := s.bridge(c, frame)
 	done()
 	sid := bc.sid
 	release := func() {
