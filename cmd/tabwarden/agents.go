@@ -26,6 +26,11 @@ type agentSide struct {
 }
 
 func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *policy.Policy, sink audit.Sink) (*agentSide, error) {
+	// The flag check accepts more than the server listens on ([::1]); an
+	// address the server would refuse is refused before Chromium starts.
+	if _, err := mcpserver.LoopbackAddr(o.mcpListen); err != nil {
+		return nil, usageErrorf("--mcp-listen: %v", err)
+	}
 	br, err := browser.Launch(ctx, browser.Options{
 		Chromium:   o.chromium,
 		ProfileDir: o.profile,
@@ -63,7 +68,7 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	})
 	if err != nil {
 		a.close()
-		return nil, usageErrorf("--mcp-listen: %v", err)
+		return nil, failure(fmt.Errorf("mcp server: %w", err))
 	}
 	url, err := a.server.Start(ctx)
 	if err != nil {
