@@ -313,10 +313,8 @@ func (e *impl) takeOver(id ConversationID) error {
 	c.grants.nav = map[navKey]struct{}{}
 	c.grants.thread = false
 	c.grants.session = false
-	e.auditLocked(audit.Record{Kind: audit.KindTakeOver, Conversation: string(id), By: "operator"})
-	e.addActivityLocked(id, "take-over: "+c.name+" paused; navigation consent revoked", true)
-	e.emitLocked(Event{Kind: EventTakeOver, Conversation: id})
-	e.commitLocked()
+	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, audit.Record{Kind: audit.KindTakeOver, By: "operator"},
+		"take-over: "+c.name+" paused; navigation consent revoked", true)
 	return nil
 }
 
@@ -331,10 +329,8 @@ func (e *impl) resume(id ConversationID) error {
 		return nil
 	}
 	c.paused = false
-	e.auditLocked(audit.Record{Kind: audit.KindResume, Conversation: string(id), By: "operator"})
-	e.addActivityLocked(id, "resumed: "+c.name+"; navigation asks again", false)
-	e.emitLocked(Event{Kind: EventResume, Conversation: id})
-	e.commitLocked()
+	e.announceLocked(Event{Kind: EventResume, Conversation: id}, audit.Record{Kind: audit.KindResume, By: "operator"},
+		"resumed: "+c.name+"; navigation asks again", false)
 	return nil
 }
 
@@ -350,10 +346,8 @@ func (e *impl) cancel(id ConversationID) error {
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator"})
 	c.grants.nav = map[navKey]struct{}{}
-	e.auditLocked(audit.Record{Kind: audit.KindCancel, Conversation: string(id), By: "operator"})
-	e.addActivityLocked(id, "cancelled: "+c.name+"; navigation consent revoked", true)
-	e.emitLocked(Event{Kind: EventCancel, Conversation: id})
-	e.commitLocked()
+	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, audit.Record{Kind: audit.KindCancel, By: "operator"},
+		"cancelled: "+c.name+"; navigation consent revoked", true)
 	return nil
 }
 
@@ -414,6 +408,19 @@ func (e *impl) auditLocked(rec audit.Record) error {
 		e.addActivityLocked(ConversationID(rec.Conversation), "audit write failed: "+err.Error(), true)
 	}
 	return err
+}
+
+// announceLocked ends an operator's (or the engine's own) change to
+// conversation ev.Conversation, in the one order every such change keeps:
+// the audit record first (rec, its Conversation filled in), then the
+// activity line, then ev to listeners, and commitLocked last, so the
+// snapshot a subscriber reads already holds the line.
+func (e *impl) announceLocked(ev Event, rec audit.Record, line string, warn bool) {
+	rec.Conversation = string(ev.Conversation)
+	e.auditLocked(rec)
+	e.addActivityLocked(ev.Conversation, line, warn)
+	e.emitLocked(ev)
+	e.commitLocked()
 }
 
 func (e *impl) emitLocked(ev Event) {

@@ -45,13 +45,9 @@ func (e *impl) freeze(id ConversationID, job string) error {
 		return nil
 	}
 	c.freeze = &Freeze{Job: job, Since: e.now()}
-	e.auditLocked(audit.Record{
-		Kind: audit.KindFreeze, Conversation: string(id), Tool: "browser_batch",
-		Code: string(CodeJobUnknown), By: "engine", Note: job,
-	})
-	e.addActivityLocked(id, "frozen: batch "+job+" outcome unknown to the agent; u clears", true)
-	e.emitLocked(Event{Kind: EventFreeze, Conversation: id, Job: job})
-	e.commitLocked()
+	e.announceLocked(Event{Kind: EventFreeze, Conversation: id, Job: job},
+		audit.Record{Kind: audit.KindFreeze, Tool: "browser_batch", Code: string(CodeJobUnknown), By: "engine", Note: job},
+		"frozen: batch "+job+" outcome unknown to the agent; u clears", true)
 	return nil
 }
 
@@ -67,10 +63,9 @@ func (e *impl) clearFreeze(id ConversationID) error {
 	}
 	job := c.freeze.Job
 	c.freeze = nil
-	e.auditLocked(audit.Record{Kind: audit.KindFreezeCleared, Conversation: string(id), By: "operator", Note: job})
-	e.addActivityLocked(id, "freeze cleared: batch "+job+"; the agent may call tools again", false)
-	e.emitLocked(Event{Kind: EventFreezeCleared, Conversation: id, Job: job})
-	e.commitLocked()
+	e.announceLocked(Event{Kind: EventFreezeCleared, Conversation: id, Job: job},
+		audit.Record{Kind: audit.KindFreezeCleared, By: "operator", Note: job},
+		"freeze cleared: batch "+job+"; the agent may call tools again", false)
 	return nil
 }
 
