@@ -430,15 +430,14 @@ func (s *Site) apply(m cdpEvent) {
 		if !m.load(&e) || e.Context == nil {
 			return
 		}
-		var aux struct {
-			FrameID   proto.PageFrameID `json:"frameId"`
-			IsDefault bool              `json:"isDefault"`
-		}
-		b, _ := json.Marshal(e.Context.AuxData)
-		if json.Unmarshal(b, &aux) == nil && aux.IsDefault && aux.FrameID != "" {
-			s.contexts[aux.FrameID] = frameContext{sid: m.SessionID, id: e.Context.ID}
+		// auxData is already decoded; read it in place rather than
+		// re-encoding it on every context the page creates.
+		aux := e.Context.AuxData
+		frame, _ := aux["frameId"].Val().(string)
+		if aux["isDefault"].Bool() && frame != "" {
+			s.contexts[proto.PageFrameID(frame)] = frameContext{sid: m.SessionID, id: e.Context.ID}
 			if child {
-				s.frameSession[aux.FrameID] = m.SessionID
+				s.frameSession[proto.PageFrameID(frame)] = m.SessionID
 			}
 		}
 	case "Runtime.executionContextDestroyed":
