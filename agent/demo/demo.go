@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/browser/fixture"
@@ -307,8 +306,6 @@ func tabIn(st consent.State, conv consent.ConversationID, match func(consent.Tab
 	}
 	return consent.TabState{}, false
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // short bounds a console error message for the activity log.
 func short(s string) string {

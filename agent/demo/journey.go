@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/tabwarden/tabwarden/browser/fixture"
@@ -114,7 +115,7 @@ func stepSession(ctx context.Context, a *Agent) error {
 		a.Observation = r.str("observationId")
 		title := shortTitle(r)
 		a.say(fmt.Sprintf("→ ok: %s, title %q", a.Observation, title))
-		if contains(r.str("snapshot"), "Session active") {
+		if strings.Contains(r.str("snapshot"), "Session active") {
 			return nil
 		}
 		if try == signInTries {
@@ -163,25 +164,16 @@ func stepSiteTools(ctx context.Context, a *Agent) error {
 	}
 	a.say(fmt.Sprintf("→ ok: %d tools (%s); the console refused %d the page offered: %s", len(tools), strings.Join(names, ", "), len(rejected), strings.Join(refused, ", ")))
 	for _, want := range []string{"read_status", "save_draft", "slow_save"} {
-		if !containsName(names, want) {
+		if !slices.Contains(names, want) {
 			return a.unexpected("site tool %s is not listed (got %v)", want, names)
 		}
 	}
 	for _, hostile := range []string{"find_drafts", "import_drafts"} {
-		if containsName(names, hostile) || !containsName(refused, hostile+" (unsupported_schema)") {
+		if slices.Contains(names, hostile) || !slices.Contains(refused, hostile+" (unsupported_schema)") {
 			return a.unexpected("the hostile site tool %s was not refused as unsupported_schema (listed %v, refused %v)", hostile, names, refused)
 		}
 	}
 	return nil
-}
-
-func containsName(names []string, n string) bool {
-	for _, x := range names {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
 
 func stepSaveDraft(ctx context.Context, a *Agent) error {
@@ -198,7 +190,7 @@ func stepSaved(ctx context.Context, a *Agent) error {
 	if err != nil {
 		return err
 	}
-	saved := contains(r.str("snapshot"), "Saved 1")
+	saved := strings.Contains(r.str("snapshot"), "Saved 1")
 	a.say(fmt.Sprintf("→ ok: the page shows Saved 1: %v", saved))
 	if !saved {
 		return a.unexpected("the page does not show Saved 1")
