@@ -438,23 +438,12 @@ func TestSessionBoundToItsToken(t *testing.T) {
 // With agent.Dispatcher the Surface writes each call's record; the server
 // must not write a second one.
 func TestToolCallAuditLeftToTheSurfaceByDefault(t *testing.T) {
-	eng := consent.New(consent.Config{})
-	defer eng.Close()
-	mem := &audit.Memory{}
-	fs := newFakeSurface()
-	s, err := New(Config{Surface: fs, Engine: eng, Audit: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cs := connect(t, url, s.DefaultToken().Secret, sessionlessVersion, "quiet")
+	// The zero value, which the other tests' server turns on.
+	ts := startServerWith(t, func(c *Config) { c.AuditToolCalls = false })
+	cs := connect(t, ts.url, ts.secret, sessionlessVersion, "quiet")
 	callTool(t, cs, "browser_tabs", nil)
 	var kinds []audit.Kind
-	for _, r := range mem.Records() {
+	for _, r := range ts.audit.Records() {
 		kinds = append(kinds, r.Kind)
 	}
 	if slices.Contains(kinds, audit.KindToolCall) || !slices.Contains(kinds, audit.KindSession) {
@@ -463,25 +452,14 @@ func TestToolCallAuditLeftToTheSurfaceByDefault(t *testing.T) {
 }
 
 func TestRequestBodyCap(t *testing.T) {
-	eng := consent.New(consent.Config{})
-	defer eng.Close()
-	fs := newFakeSurface()
-	s, err := New(Config{Surface: fs, Engine: eng, MaxRequestBytes: 2048})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	ts := startServerWith(t, func(c *Config) { c.MaxRequestBytes = 2048 })
 	big := rpcBody(t, sessionlessVersion, "tools/call", map[string]any{"name": "webmcp_call_tool",
 		"arguments": map[string]any{"toolId": "tool-1", "input": map[string]any{"blob": strings.Repeat("x", 4096)}}})
-	status, _, _ := rawRequest{Secret: s.DefaultToken().Secret, Version: sessionlessVersion, Body: big}.do(t, url)
+	status, _, _ := rawRequest{Secret: ts.secret, Version: sessionlessVersion, Body: big}.do(t, ts.url)
 	if status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized request: status %d, want 413", status)
 	}
-	if n := len(fs.Calls()); n != 0 {
+	if n := len(ts.surface.Calls()); n != 0 {
 		t.Fatalf("an oversized request reached the Surface")
 	}
 }
