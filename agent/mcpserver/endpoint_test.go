@@ -99,23 +99,31 @@ func TestStartStopsWithContext(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	eng := consent.New(consent.Config{})
 	defer eng.Close()
-	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, PublishEndpoint: true})
+	surface := newFakeSurface()
+	s, err := New(Config{Surface: surface, Engine: eng, PublishEndpoint: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := s.Start(ctx); err != nil {
+	url, err := s.Start(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// A live conversation, so that the close the context starts has a
+	// witness of its own: Close below would otherwise do all the work and
+	// the test would pass with the context ignored.
+	callTool(t, connect(t, url, s.DefaultToken().Secret, sessionlessVersion, "ctx-bound"), "browser_tabs", nil)
+	conv := surface.Calls()[0].Conv
 	cancel()
-	// Close after the context ended is a no-op that waits for nothing new;
-	// once it returns the endpoint must be gone either way.
+	waitState(t, eng, "the conversation ended by the context alone", func(st consent.State) bool { return !hasConv(conv)(st) })
+	if _, err := s.MintToken("late"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("mint after ctx end: %v", err)
+	}
+	// Close waits for the close the context started; once it returns the
+	// endpoint is gone.
 	s.Close()
 	if _, err := ReadEndpoint(); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("endpoint after ctx end: %v", err)
-	}
-	if _, err := s.MintToken("late"); !errors.Is(err, ErrClosed) {
-		t.Fatalf("mint after ctx end: %v", err)
 	}
 }
 
