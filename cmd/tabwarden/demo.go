@@ -202,10 +202,6 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 		}
 		main.profile = dir
 	}
-	if w.agents, err = startAgents(ctx, &main, eng, nil, sink); err != nil {
-		return nil, err
-	}
-
 	// Policy is fixed at launch, so the policy run is its own Chromium.
 	raw := fmt.Sprintf(`{"execution":{"browserOrigins":[%q],"blockBrowserUploads":true}}`, w.site.URL)
 	if w.policy, err = policy.Parse("demo-policy.json", []byte(raw)); err != nil {
@@ -215,11 +211,24 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 	if err != nil {
 		return nil, failure(err)
 	}
-	if w.policyBrowser, err = browser.Launch(ctx, browser.Options{
-		Chromium: o.chromium, ProfileDir: dir, Headless: o.headless,
-		Gate: eng, Policy: w.policy, Logger: slog.Default(),
-	}); err != nil {
-		return nil, failure(fmt.Errorf("policy-run browser: %w", err))
+
+	// The two Chromiums do not depend on each other, so they launch at
+	// once: the screen waits for the slower launch, not for both in turn.
+	var policyErr error
+	var launches sync.WaitGroup
+	launches.Go(func() {
+		w.policyBrowser, policyErr = browser.Launch(ctx, browser.Options{
+			Chromium: o.chromium, ProfileDir: dir, Headless: o.headless,
+			Gate: eng, Policy: w.policy, Logger: slog.Default(),
+		})
+	})
+	w.agents, err = startAgents(ctx, &main, eng, nil, sink)
+	launches.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if policyErr != nil {
+		return nil, failure(fmt.Errorf("policy-run browser: %w", policyErr))
 	}
 	w.policyDispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: w.policyBrowser, Policy: w.policy, Audit: sink})
 
