@@ -339,10 +339,7 @@ func (s *Site) apply(m cdpEvent) {
 		delete(s.children, e.SessionID)
 		for f, sid := range s.frameSession {
 			if sid == e.SessionID {
-				s.frameGen[f]++
-				delete(s.native, f)
-				delete(s.contexts, f)
-				delete(s.frameSession, f)
+				s.forgetFrameLocked(f)
 			}
 		}
 	case "WebMCP.toolsAdded":
@@ -421,10 +418,7 @@ func (s *Site) apply(m cdpEvent) {
 			// another session, whose events may already have arrived.
 			return
 		}
-		s.frameGen[e.FrameID]++
-		delete(s.native, e.FrameID)
-		delete(s.contexts, e.FrameID)
-		delete(s.frameSession, e.FrameID)
+		s.forgetFrameLocked(e.FrameID)
 	case "Runtime.executionContextCreated":
 		var e proto.RuntimeExecutionContextCreated
 		if !m.load(&e) || e.Context == nil {
@@ -467,6 +461,15 @@ func (s *Site) apply(m cdpEvent) {
 		}
 		s.ppNone[e.FrameID] = toolsDisallowed(h.Values("Permissions-Policy"))
 	}
+}
+
+// forgetFrameLocked drops a frame that went away: its handles go stale
+// (a new generation) and its tools, context and session are forgotten.
+func (s *Site) forgetFrameLocked(f proto.PageFrameID) {
+	s.frameGen[f]++
+	delete(s.native, f)
+	delete(s.contexts, f)
+	delete(s.frameSession, f)
 }
 
 // toolsDisallowed reports whether a Permissions-Policy header value turns
