@@ -94,14 +94,19 @@ func (b *Browser) History(ctx context.Context, conv consent.ConversationID, id c
 	if err := b.waitNewDocument(ctx, t, before); err != nil {
 		return err
 	}
+	return b.navEnded(t)
+}
+
+// navEnded is what ended an agent navigation of t other than a CDP error:
+// the hook's refusal, or the tab closing under it; nil when neither.
+func (b *Browser) navEnded(t *tab) error {
 	b.reg.mu.Lock()
-	denial, closed := t.denial, t.closed
-	b.reg.mu.Unlock()
+	defer b.reg.mu.Unlock()
 	switch {
-	case denial != nil:
-		return denial
-	case closed:
-		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s was closed", id)
+	case t.denial != nil:
+		return t.denial
+	case t.closed:
+		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s was closed", t.id)
 	}
 	return nil
 }

@@ -489,14 +489,10 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 	defer stop()
 	defer context.AfterFunc(b.ctx, stop)()
 	res, err := proto.PageNavigate{URL: u.String()}.Call(client{b: b, sid: sid, ctx: nctx})
-	b.reg.mu.Lock()
-	denial, closed := t.denial, t.closed
-	b.reg.mu.Unlock()
+	if err := b.navEnded(t); err != nil {
+		return err
+	}
 	switch {
-	case denial != nil:
-		return denial
-	case closed:
-		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s was closed", id)
 	case err != nil:
 		return b.opFailed("navigate", err)
 	case res.ErrorText != "":
