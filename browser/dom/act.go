@@ -186,16 +186,11 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	if err := validate(a); err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	o := t.obs[obsID]
-	t.mu.Unlock()
-	if o == nil {
-		return nil, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "unknown observation %q for this tab", obsID)
-	}
-	if err := t.checkFresh(ctx, o); err != nil {
+	o, err := t.freshObservation(ctx, obsID)
+	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{Action: a, held: held{tab: t, obs: o}}
+	p := &Prepared{Action: a}
 	if a.Ref != "" {
 		var d struct {
 			jsErr
@@ -264,9 +259,7 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	if brief != nil && brief.Ref != "" {
 		p.Target = brief
 	}
-	t.mu.Lock()
-	o.freeze(t.now())
-	t.mu.Unlock()
+	p.held = t.hold(o)
 	return p, nil
 }
 
@@ -289,15 +282,9 @@ func (p *Prepared) Release() { p.release() }
 // MayHaveChangedState true. Nothing is retried.
 func (p *Prepared) Dispatch(ctx context.Context) (Receipt, error) {
 	t := p.tab
-	o := p.obs
-	if err := p.claim("action"); err != nil {
+	if err := p.use(ctx, "action"); err != nil {
 		return Receipt{}, err
 	}
-	if err := t.checkFresh(ctx, o); err != nil {
-		t.consume(o)
-		return Receipt{}, err
-	}
-	t.consume(o)
 	a := p.Action
 	var err error
 	switch a.Type {
@@ -316,12 +303,6 @@ func (p *Prepared) Dispatch(ctx context.Context) (Receipt, error) {
 		return Receipt{}, err
 	}
 	return Receipt{Dispatched: true, Outcome: "not_yet_verified", Next: "observe"}, nil
-}
-
-func (t *Tab) consume(o *observation) {
-	t.mu.Lock()
-	o.consumed = true
-	t.mu.Unlock()
 }
 
 func (t *Tab) click(ctx context.Context, p *Prepared) error {

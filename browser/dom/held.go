@@ -1,6 +1,10 @@
 package dom
 
-import "github.com/tabwarden/tabwarden/consent"
+import (
+	"context"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
 
 // held is an observation waiting at a gate for one prepared input (an action
 // or an upload). Its clock is stopped until exactly one of release or claim
@@ -9,6 +13,29 @@ type held struct {
 	tab  *Tab
 	obs  *observation
 	done bool
+}
+
+// freshObservation is a prepared input's first step: obsID's observation,
+// as long as it is known and still matches the page.
+func (t *Tab) freshObservation(ctx context.Context, obsID string) (*observation, error) {
+	t.mu.Lock()
+	o := t.obs[obsID]
+	t.mu.Unlock()
+	if o == nil {
+		return nil, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "unknown observation %q for this tab", obsID)
+	}
+	if err := t.checkFresh(ctx, o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// hold stops o's clock for an input about to wait at its gate.
+func (t *Tab) hold(o *observation) held {
+	t.mu.Lock()
+	o.freeze(t.now())
+	t.mu.Unlock()
+	return held{tab: t, obs: o}
 }
 
 // release ends the wait without using the observation (denied, cancelled).
@@ -39,4 +66,18 @@ func (h *held) claim(what string) error {
 		return consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observation %s is stale: an action already used it", h.obs.id)
 	}
 	return nil
+}
+
+// use is claim, then the page re-check, for an input about to be sent. The
+// observation is consumed once claimed, fresh or not: one gate, one try.
+func (h *held) use(ctx context.Context, what string) error {
+	if err := h.claim(what); err != nil {
+		return err
+	}
+	t := h.tab
+	err := t.checkFresh(ctx, h.obs)
+	t.mu.Lock()
+	h.obs.consumed = true
+	t.mu.Unlock()
+	return err
 }

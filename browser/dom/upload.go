@@ -30,23 +30,15 @@ func (t *Tab) PrepareUpload(ctx context.Context, obsID, ref string) (*PreparedUp
 	if ref == "" {
 		return nil, invalid("upload needs ref: the file input's ref from the observation")
 	}
-	t.mu.Lock()
-	o := t.obs[obsID]
-	t.mu.Unlock()
-	if o == nil {
-		return nil, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "unknown observation %q for this tab", obsID)
-	}
-	if err := t.checkFresh(ctx, o); err != nil {
+	o, err := t.freshObservation(ctx, obsID)
+	if err != nil {
 		return nil, err
 	}
 	tg, err := t.fileTarget(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	o.freeze(t.now())
-	t.mu.Unlock()
-	return &PreparedUpload{Target: tg, held: held{tab: t, obs: o}}, nil
+	return &PreparedUpload{Target: tg, held: t.hold(o)}, nil
 }
 
 func (t *Tab) fileTarget(ctx context.Context, ref string) (Target, error) {
@@ -88,13 +80,7 @@ func (p *PreparedUpload) Release() { p.release() }
 // checked against the copy.
 func (p *PreparedUpload) SetFile(ctx context.Context, path string, wantSize int64) (Receipt, error) {
 	t := p.tab
-	o := p.obs
-	if err := p.claim("upload"); err != nil {
-		return Receipt{}, err
-	}
-	err := t.checkFresh(ctx, o)
-	t.consume(o)
-	if err != nil {
+	if err := p.use(ctx, "upload"); err != nil {
 		return Receipt{}, err
 	}
 	if _, err := t.fileTarget(ctx, p.Target.Ref); err != nil {
