@@ -109,26 +109,33 @@ var errNoContext = errors.New("isolated world context is gone")
 // worldID returns the isolated world's execution context, creating it for
 // the current document when needed.
 func (t *Tab) worldID(ctx context.Context) (proto.RuntimeExecutionContextID, error) {
+	id, _, err := t.worldCtx(ctx)
+	return id, err
+}
+
+// worldCtx is worldID that also says whether the context was created by
+// this call, so run can install the world script in its first evaluation.
+func (t *Tab) worldCtx(ctx context.Context) (id proto.RuntimeExecutionContextID, created bool, err error) {
 	t.mu.Lock()
-	id := t.world
+	id = t.world
 	t.mu.Unlock()
 	if id != 0 {
-		return id, nil
+		return id, false, nil
 	}
 	p, cancel := t.call(ctx)
 	defer cancel()
 	tree, err := proto.PageGetFrameTree{}.Call(p)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	w, err := proto.PageCreateIsolatedWorld{FrameID: tree.FrameTree.Frame.ID, WorldName: worldName}.Call(p)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	t.mu.Lock()
 	t.world = w.ExecutionContextID
 	t.mu.Unlock()
-	return w.ExecutionContextID, nil
+	return w.ExecutionContextID, true, nil
 }
 
 func (t *Tab) dropWorld(id proto.RuntimeExecutionContextID) {
@@ -151,6 +158,11 @@ func contextGone(err error) bool {
 // run evaluates fn(args...) on the isolated world's __tw object and returns
 // the string it returns. It installs the world script on a fresh document,
 // and recreates the world once when the document changed under it.
+//
+// The install goes in the same evaluation as the call (the script is
+// idempotent and its completion value is the call's): the first call on
+// every new document, the observe after each navigation, is then one
+// round trip rather than three (probe, install, call).
 func (t *Tab) run(ctx context.Context, fn string, args ...any) (string, error) {
 	var b strings.Builder
 	b.WriteString("globalThis.__tw ? __tw.")
@@ -168,12 +180,17 @@ func (t *Tab) run(ctx context.Context, fn string, args ...any) (string, error) {
 	}
 	b.WriteString(") : undefined")
 	expr := b.String()
+	install := false
 	for attempt := 0; ; attempt++ {
-		id, err := t.worldID(ctx)
+		id, created, err := t.worldCtx(ctx)
 		if err != nil {
 			return "", err
 		}
-		v, undef, err := t.eval(ctx, id, expr)
+		src := expr
+		if install || created {
+			src = worldJS + "\n;" + expr
+		}
+		v, undef, err := t.eval(ctx, id, src)
 		if contextGone(err) && attempt < 2 {
 			t.dropWorld(id)
 			continue
@@ -187,15 +204,7 @@ func (t *Tab) run(ctx context.Context, fn string, args ...any) (string, error) {
 		if attempt >= 2 {
 			return "", errors.New("isolated world script did not install")
 		}
-		if _, _, err := t.eval(ctx, id, worldJS); err != nil {
-			if contextGone(err) {
-				t.dropWorld(id)
-			}
-			if attempt < 2 {
-				continue
-			}
-			return "", err
-		}
+		install = true
 	}
 }
 
