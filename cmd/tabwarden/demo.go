@@ -37,7 +37,7 @@ const (
 // deadline); the countdown still shows on every review.
 const demoReviewTimeout = 5 * time.Minute
 
-func newDemoCmd() *cobra.Command {
+func newDemoCmd(o *options, s streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Walk the full consent journey against the embedded fixture site",
@@ -55,39 +55,9 @@ unless --profile is given. A second Chromium, launched with a policy that
 lists only the fixture and blocks uploads, runs the policy steps.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := flagOptions(cmd)
-			if err != nil {
-				return err
-			}
-			return runDemo(cmd.Context(), o, streams{in: cmd.InOrStdin(), out: cmd.OutOrStdout(), err: cmd.ErrOrStderr()})
+			return runDemo(cmd.Context(), o, s)
 		},
 	}
-}
-
-// flagOptions reads the root's persistent flags as the demo sees them.
-func flagOptions(cmd *cobra.Command) (*options, error) {
-	f := cmd.Flags()
-	o := &options{}
-	var err error
-	get := func(fn func() error) {
-		if err == nil {
-			err = fn()
-		}
-	}
-	get(func() (e error) { o.consent, e = f.GetString("consent"); return })
-	get(func() (e error) { o.reviewDelay, e = f.GetDuration("review-delay"); return })
-	get(func() (e error) { o.policies, e = f.GetStringArray("policy"); return })
-	get(func() (e error) { o.profile, e = f.GetString("profile"); return })
-	get(func() (e error) { o.chromium, e = f.GetString("chromium"); return })
-	get(func() (e error) { o.headless, e = f.GetBool("headless"); return })
-	get(func() (e error) { o.browserURL, e = f.GetString("browser-url"); return })
-	get(func() (e error) { o.mcpListen, e = f.GetString("mcp-listen"); return })
-	get(func() (e error) { o.sessionIdle, e = f.GetDuration("mcp-session-idle"); return })
-	get(func() (e error) { o.audit, e = f.GetString("audit"); return })
-	if err != nil {
-		return nil, failure(err)
-	}
-	return o, nil
 }
 
 func runDemo(ctx context.Context, o *options, s streams) error {

@@ -136,7 +136,7 @@ Run without a command to start the console.`,
 	_ = root.Flags().MarkHidden("script")
 
 	root.AddCommand(
-		newDemoCmd(),
+		newDemoCmd(o, s),
 		newPolicyCmd(s),
 		newAuditCmd(o, s),
 		newDoctorCmd(o, s),
