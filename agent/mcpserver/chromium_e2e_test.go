@@ -155,12 +155,25 @@ func (w *chromiumWorld) reviewed(t *testing.T, cs *mcp.ClientSession, kind conse
 	return obj
 }
 
+// open opens the act page in a new tab of cs (approving its navigation
+// review); the site, not the result, is the witness that the page loaded.
 func (w *chromiumWorld) open(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
-	obj := w.reviewed(t, cs, consent.KindNavigation, "browser_open", map[string]any{"url": w.site.URL + "/e2e/act.html"})
+	const page = "/e2e/act.html"
+	before := w.site.Count(page)
+	obj := w.reviewed(t, cs, consent.KindNavigation, "browser_open", map[string]any{"url": w.site.URL + page})
 	tab, _ := obj["tabId"].(string)
 	if tab == "" {
 		t.Fatalf("open returned no tabId: %v", obj)
+	}
+	n := 0
+	if _, err := w.site.WaitFor(w.ctx, func(r fixture.Request) bool {
+		if r.Path == page {
+			n++
+		}
+		return n > before
+	}); err != nil {
+		t.Fatalf("browser_open answered ok but the site never served %s: %v", page, err)
 	}
 	return tab
 }
