@@ -242,33 +242,61 @@ func (w *demoWorld) demoConfig(eng *consent.Engine) demo.Config {
 // typing would, and returns once the site has answered with the session
 // page. Only the console calls it; no tool reaches it.
 func (w *demoWorld) signIn(ctx context.Context, tab string) error {
-	before := w.sessionLoads()
-	page, err := w.agents.browser.Page(ctx, demoConv, consent.TabID(tab))
+	return w.signInAs(ctx, demoConv, consent.TabID(tab))
+}
+
+// signInAs signs in on conv's tab. The take-over stops the conversation's
+// loads on a goroutine of its own (browser.takeOver), so a sign-in started
+// the instant the engine says paused can be stopped under the person's
+// hands; then the person tries again, as someone would. Once the server
+// took the POST, trying again means opening /session, never a second
+// sign-in.
+func (w *demoWorld) signInAs(ctx context.Context, conv consent.ConversationID, tab consent.TabID) error {
+	page, err := w.agents.browser.Page(ctx, conv, tab)
 	if err != nil {
 		return err
 	}
-	if _, err := page.Context(ctx).Eval(`(u, pw) => {
-		const f = document.querySelector("form");
-		f.elements.username.value = u;
-		f.elements.password.value = pw;
-		f.requestSubmit();
-	}`, demo.User, demo.Password); err != nil {
-		return fmt.Errorf("sign in on the page: %w", err)
-	}
-	n := 0
-	_, err = w.site.WaitFor(ctx, func(q fixture.Request) bool {
-		if q.Method == "GET" && q.Path == "/session" {
-			n++
+	// Typed through CDP in the page's own world, as the person's keyboard
+	// would: rod's input helpers hold the dispatch's short call context.
+	p := page.Context(ctx)
+	before := w.loads("GET", "/session")
+	for attempt := 1; ; attempt++ {
+		if w.loads("POST", "/signin") == 0 {
+			_, err = p.Eval(`(u, pw) => {
+				const f = document.querySelector("form");
+				f.elements.username.value = u;
+				f.elements.password.value = pw;
+				f.requestSubmit();
+			}`, demo.User, demo.Password)
+		} else {
+			_, err = p.Eval(`() => { location.href = "/session"; }`)
 		}
-		return n > before
-	})
-	return err
+		if err == nil {
+			n := 0
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err = w.site.WaitFor(wctx, func(q fixture.Request) bool {
+				if q.Method == "GET" && q.Path == "/session" {
+					n++
+				}
+				return n > before
+			})
+			cancel()
+			if err == nil {
+				return nil
+			}
+		}
+		if attempt == 3 || ctx.Err() != nil {
+			return fmt.Errorf("the sign-in never reached /session (%d attempts): %w", attempt, err)
+		}
+		slog.Info("demo sign-in did not reach /session; trying again", "attempt", attempt, "err", err)
+	}
 }
 
-func (w *demoWorld) sessionLoads() int {
+// loads counts the requests the main fixture site saw for method and path.
+func (w *demoWorld) loads(method, path string) int {
 	n := 0
 	for _, q := range w.site.Requests() {
-		if q.Method == "GET" && q.Path == "/session" {
+		if q.Method == method && q.Path == path {
 			n++
 		}
 	}

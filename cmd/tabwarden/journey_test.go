@@ -559,54 +559,19 @@ func (o *jOperator) press(rev consent.Review, k string) {
 	r.t.Fatalf("%s review for %s did not take the key %q", rev.Kind, rev.Origin, k)
 }
 
-// signIn is the person signing in by hand in the headed window; here CDP
-// types into the page while the conversation is taken over.
+// signIn is the person signing in by hand in the headed window; here it
+// is the headless demo's stand-in for those hands, typing through CDP while
+// the conversation is taken over.
 func (o *jOperator) signIn() {
 	r := o.rig
-	t := r.t
 	var tab consent.TabID
 	for _, c := range r.eng.Snapshot().Conversations {
 		if c.ID == o.conv && len(c.Tabs) > 0 {
 			tab = c.Tabs[0].ID
 		}
 	}
-	page, err := r.world.agents.browser.Page(r.ctx, o.conv, tab)
-	if err != nil {
-		t.Fatalf("the operator cannot reach the tab: %v", err)
-	}
-	// Typed through CDP in the page's own world, as the person's keyboard
-	// would: rod's input helpers hold the dispatch's short call context.
-	p := page.Context(r.ctx)
-	session := func(q fixture.Request) bool { return q.Method == "GET" && q.Path == "/session" }
-	for attempt := 1; ; attempt++ {
-		// The take-over stops the conversation's loads on a goroutine of its
-		// own (browser.takeOver), so a sign-in started the instant the
-		// engine says paused can be stopped under the person's hands; then
-		// the person tries again, as someone would. Once the server took
-		// the POST, trying again means opening /session, never a second
-		// sign-in.
-		if countReq(o.site, "POST", "/signin") == 0 {
-			_, err = p.Eval(`(u, pw) => {
-				const f = document.querySelector("form");
-				f.elements.username.value = u;
-				f.elements.password.value = pw;
-				f.requestSubmit();
-			}`, demo.User, demo.Password)
-		} else {
-			_, err = p.Eval(`() => { location.href = "/session"; }`)
-		}
-		if err == nil {
-			wctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
-			_, err = o.site.WaitFor(wctx, session)
-			cancel()
-			if err == nil {
-				return
-			}
-		}
-		if attempt == 3 || r.ctx.Err() != nil {
-			t.Fatalf("the sign-in never reached /session (%d attempts): %v", attempt, err)
-		}
-		t.Logf("sign-in attempt %d did not reach /session (%v); trying again", attempt, err)
+	if err := r.world.signInAs(r.ctx, o.conv, tab); err != nil {
+		r.t.Fatalf("the operator could not sign in: %v", err)
 	}
 }
 
