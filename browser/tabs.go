@@ -325,7 +325,11 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 		return "", b.opFailed("open a tab", err)
 	}
 	b.gate.PutTab(ti)
-	if _, err := b.attach(cctx, t); err != nil {
+	// The attach (three calls) gets a budget of its own: creating the
+	// target may have used most of cctx's, which bounds one call.
+	actx, acancel := b.call(ctx)
+	defer acancel()
+	if _, err := b.attach(actx, t); err != nil {
 		return "", b.opFailed("attach to the new tab", err)
 	}
 	return t.id, nil
