@@ -700,29 +700,25 @@ func refNum(r string) int { n, _ := strconv.Atoi(strings.TrimPrefix(r, "e")); re
 // lineDiff is a multiset difference of text lines, capped so a rewritten
 // page does not flood the diff.
 func lineDiff(a, b string) (added, removed []string) {
-	count := map[string]int{}
-	for _, l := range strings.Split(a, "\n") {
-		count[l]++
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	return capLines(minus(lb, la), 2000), capLines(minus(la, lb), 2000)
+}
+
+// minus is xs, in order, less one occurrence per line of ys.
+func minus(xs, ys []string) []string {
+	n := make(map[string]int, len(ys))
+	for _, l := range ys {
+		n[l]++
 	}
-	for _, l := range strings.Split(b, "\n") {
-		if count[l] > 0 {
-			count[l]--
+	var out []string
+	for _, l := range xs {
+		if n[l] > 0 {
+			n[l]--
 			continue
 		}
-		added = append(added, l)
+		out = append(out, l)
 	}
-	cb := map[string]int{}
-	for _, l := range strings.Split(b, "\n") {
-		cb[l]++
-	}
-	for _, l := range strings.Split(a, "\n") {
-		if cb[l] > 0 {
-			cb[l]--
-			continue
-		}
-		removed = append(removed, l)
-	}
-	return capLines(added, 2000), capLines(removed, 2000)
+	return out
 }
 
 func capLines(ls []string, budget int) []string {

@@ -126,3 +126,10 @@ func TestSamePixels(t *testing.T) {
 		}
 	}
 }
+
+func TestLineDiffIsAMultisetDifference(t *testing.T) {
+	added, removed := lineDiff("a\nb\nb\nc", "b\nc\nc\nd")
+	if strings.Join(added, "|") != "c|d" || strings.Join(removed, "|") != "a|b" {
+		t.Fatalf("added %q removed %q", added, removed)
+	}
+}
