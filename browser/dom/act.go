@@ -481,7 +481,7 @@ func (t *Tab) drawCursor(ctx context.Context, x, y float64) (armHide func()) {
 	gen := t.cursor
 	t.mu.Unlock()
 	return func() {
-		time.AfterFunc(cursorShown, func() {
+		time.AfterFunc(t.cursorFor, func() {
 			t.mu.Lock()
 			mine := t.cursor == gen
 			t.mu.Unlock()

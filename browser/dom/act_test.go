@@ -68,8 +68,10 @@ func TestClickCursorIsDrawnAndGone(t *testing.T) {
 	if !grey(shot()) {
 		t.Fatal("the button is not where the observation says")
 	}
+	// Drawn: the cursor is held on screen for this click, so a screenshot
+	// that a busy machine makes slow still sees it where the click landed.
+	tab.cursorFor = time.Minute
 	mustAct(t, tab, o.ID, Action{Type: "click", Ref: big.Ref})
-	clicked := time.Now()
 	after := shot()
 	if grey(after) {
 		t.Fatal("no cursor at the click point right after the click")
@@ -81,7 +83,13 @@ func TestClickCursorIsDrawnAndGone(t *testing.T) {
 	if got := st.record(t).Get("clicked"); got != "big" {
 		t.Fatalf("clicked %q", got)
 	}
-	// The DESIGN bound is the requirement itself: gone within 900 ms.
+
+	// Gone: a second click with the real timing. The DESIGN bound is the
+	// requirement itself: gone within 900 ms of the click.
+	tab.cursorFor = cursorShown
+	o = observe(t, tab, ObserveRequest{})
+	mustAct(t, tab, o.ID, Action{Type: "click", Ref: find(t, o, "button", "Big grey").Ref})
+	clicked := time.Now()
 	time.Sleep(900*time.Millisecond - time.Since(clicked))
 	if !grey(shot()) {
 		t.Fatal("cursor still on screen 900 ms after the click")

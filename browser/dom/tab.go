@@ -60,6 +60,9 @@ type Tab struct {
 	snap    snapCache
 	overlay bool // DOM+Overlay enabled on the session
 	cursor  int  // generation of the drawn cursor; a newer draw wins the hide
+	// cursorFor is how long the cursor stays after the release: cursorShown,
+	// unless a test stretches it to photograph the cursor on a slow machine.
+	cursorFor time.Duration
 
 	// beforeInput, when set by a test, runs just before the first input
 	// event of a dispatch.
@@ -75,7 +78,7 @@ func (t *Tab) inputStarts() {
 
 // NewTab wraps page; tabID is the registry's opaque id, used in headers.
 func NewTab(page *rod.Page, tabID string, opt Options) *Tab {
-	t := &Tab{page: page, id: tabID, lifetime: opt.Lifetime, now: opt.Now, obs: map[string]*observation{}}
+	t := &Tab{page: page, id: tabID, lifetime: opt.Lifetime, now: opt.Now, obs: map[string]*observation{}, cursorFor: cursorShown}
 	if t.lifetime <= 0 {
 		t.lifetime = DefaultLifetime
 	}
