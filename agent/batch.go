@@ -158,14 +158,11 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 		return res, tab
 	}
 	defer p.op.End()
-	op := p.op
-	dt := p.dt
-	origin := p.origin
 	// Refs are stable within a document, so the plan names each target by
 	// what it is now; every step re-checks that before it runs.
-	targets, err := planTargets(op.Context(), dt)
+	targets, err := planTargets(p.op.Context(), p.dt)
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	plan := make([]plannedStep, len(a.Steps))
 	review := make([]consent.Action, len(a.Steps))
@@ -194,17 +191,17 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 			Text: act.Text, Value: act.Value, Label: act.Label, Key: act.Key, DeltaY: int(act.DeltaY),
 		}
 	}
-	if err := d.engine.Ask(op.Context(), consent.Request{
-		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
-		Plan: review, Recheck: d.sameOrigin(tab, origin),
+	if err := d.engine.Ask(p.op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: p.origin,
+		Plan: review, Recheck: d.sameOrigin(tab, p.origin),
 	}); err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	// A client gone before the job starts loses nothing it cannot redo.
 	if ctx.Err() != nil {
 		return fail(consent.Errorf(consent.CodeCanceled, consent.NextNone, "the call ended after the plan was approved; nothing ran")), tab
 	}
-	j, err := d.jobs.start(conv, tab, origin, plan, a.StopOnError == nil || *a.StopOnError)
+	j, err := d.jobs.start(conv, tab, p.origin, plan, a.StopOnError == nil || *a.StopOnError)
 	if err != nil {
 		return fail(err), tab
 	}
@@ -212,7 +209,7 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 	// is idempotent; the deferred one is then a no-op). The job's steps
 	// take the tab one op at a time, and job_pending, registered above,
 	// keeps the conversation's other calls out in between.
-	op.End()
+	p.op.End()
 	d.jobs.wg.Add(1)
 	go func() {
 		defer d.jobs.wg.Done()

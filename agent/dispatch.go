@@ -402,13 +402,11 @@ func (d *Dispatcher) observe(ctx context.Context, conv consent.ConversationID, a
 		return res, tab
 	}
 	defer p.op.End()
-	op := p.op
-	dt := p.dt
-	obs, err := dt.Observe(op.Context(), dom.ObserveRequest{
+	obs, err := p.dt.Observe(p.op.Context(), dom.ObserveRequest{
 		IncludeImage: a.IncludeImage, Cursor: a.Cursor, Since: a.Since, TextChars: a.TextChars,
 	})
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	fields := map[string]any{
 		"observationId": obs.ID,
@@ -442,24 +440,21 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 		return res, tab
 	}
 	defer p.op.End()
-	op := p.op
-	dt := p.dt
-	origin := p.origin
-	prep, err := dt.Prepare(op.Context(), a.ObservationID, domAction(a.Action))
+	prep, err := p.dt.Prepare(p.op.Context(), a.ObservationID, domAction(a.Action))
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	review := reviewAction(prep)
-	if err := d.engine.Ask(op.Context(), consent.Request{
-		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
-		Action: review, Recheck: d.sameOrigin(tab, origin),
+	if err := d.engine.Ask(p.op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: p.origin,
+		Action: review, Recheck: d.sameOrigin(tab, p.origin),
 	}); err != nil {
 		prep.Release()
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
-	receipt, err := prep.Dispatch(op.Context())
+	receipt, err := prep.Dispatch(p.op.Context())
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	return ok(map[string]any{
 		"dispatched": receipt.Dispatched,
@@ -506,11 +501,9 @@ func (d *Dispatcher) verify(ctx context.Context, conv consent.ConversationID, a 
 		return res, tab
 	}
 	defer p.op.End()
-	op := p.op
-	dt := p.dt
-	vr, err := dt.Verify(op.Context(), a.Assertion, a.Value)
+	vr, err := p.dt.Verify(p.op.Context(), a.Assertion, a.Value)
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	return ok(map[string]any{"verified": vr.Verified, "evidence": vr.Evidence, "trust": TrustUntrusted}), tab
 }

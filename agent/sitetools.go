@@ -116,13 +116,12 @@ func (d *Dispatcher) listSiteTools(ctx context.Context, conv consent.Conversatio
 		return res, tab
 	}
 	defer p.op.End()
-	op := p.op
-	if err := d.sites.ensure(op.Context(), d.browser, conv, tab); err != nil {
-		return fail(opErr(op, err)), tab
+	if err := d.sites.ensure(p.op.Context(), d.browser, conv, tab); err != nil {
+		return fail(opErr(p.op, err)), tab
 	}
-	listing, err := d.sites.broker.List(op.Context(), conv, tab)
+	listing, err := d.sites.broker.List(p.op.Context(), conv, tab)
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	return ok(map[string]any{
 		"tools":         listing.Tools,
@@ -141,27 +140,26 @@ func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.Conversation
 		return res, tab
 	}
 	defer p.op.End()
-	op, origin := p.op, p.origin
 	input := a.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	call, err := d.sites.broker.Prepare(op.Context(), conv, tab, a.ToolID, input)
+	call, err := d.sites.broker.Prepare(p.op.Context(), conv, tab, a.ToolID, input)
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
-	if err := d.engine.Ask(op.Context(), consent.Request{
-		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
+	if err := d.engine.Ask(p.op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: p.origin,
 		ToolCall: call.ToolCall(), Recheck: call.Fresh,
 	}); err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
-	result, err := call.Invoke(op.Context())
+	result, err := call.Invoke(p.op.Context())
 	if err != nil {
-		return fail(uncertain(opErr(op, err))), tab
+		return fail(uncertain(opErr(p.op, err))), tab
 	}
-	if err := d.engine.Ask(op.Context(), consent.Request{
-		Gate: consent.GateDisclosure, Conversation: conv, Tab: tab, Origin: origin,
+	if err := d.engine.Ask(p.op.Context(), consent.Request{
+		Gate: consent.GateDisclosure, Conversation: conv, Tab: tab, Origin: p.origin,
 		Disclosure: call.Disclosure(result),
 	}); err != nil {
 		return fail(withheld(err)), tab

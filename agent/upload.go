@@ -49,24 +49,21 @@ func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a 
 		return res, tab
 	}
 	defer p.op.End()
-	op := p.op
-	dt := p.dt
-	origin := p.origin
-	prep, err := dt.PrepareUpload(op.Context(), a.ObservationID, a.Ref)
+	prep, err := p.dt.PrepareUpload(p.op.Context(), a.ObservationID, a.Ref)
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	sum := sha256.Sum256(data)
-	if err := d.engine.Ask(op.Context(), consent.Request{
-		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: origin,
+	if err := d.engine.Ask(p.op.Context(), consent.Request{
+		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: p.origin,
 		Upload: &consent.Upload{
 			Filename: a.Filename, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
 			Ref: prep.Target.Ref, Role: prep.Target.Role, Name: prep.Target.Name,
 		},
-		Recheck: d.sameOrigin(tab, origin),
+		Recheck: d.sameOrigin(tab, p.origin),
 	}); err != nil {
 		prep.Release()
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	dir, path, err := stage(a.Filename, data)
 	if err != nil {
@@ -76,9 +73,9 @@ func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a 
 	// SetFile leaves the input with an in-memory copy, so the bytes on
 	// disk live only for the length of this call.
 	defer os.RemoveAll(dir)
-	receipt, err := prep.SetFile(op.Context(), path, int64(len(data)))
+	receipt, err := prep.SetFile(p.op.Context(), path, int64(len(data)))
 	if err != nil {
-		return fail(opErr(op, err)), tab
+		return fail(opErr(p.op, err)), tab
 	}
 	return ok(map[string]any{
 		"dispatched": receipt.Dispatched,
