@@ -120,79 +120,43 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 	case "browser_tabs":
 		return d.tabs(conv), ""
 	case "browser_open":
-		var a OpenArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.open(ctx, conv, a)
+		return run(ctx, conv, args, d.open)
 	case "browser_navigate":
-		var a NavigateArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.navigate(ctx, conv, a)
+		return run(ctx, conv, args, d.navigate)
 	case "browser_observe":
-		var a ObserveArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.observe(ctx, conv, a)
+		return run(ctx, conv, args, d.observe)
 	case "browser_act":
-		var a ActArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.act(ctx, conv, a)
+		return run(ctx, conv, args, d.act)
 	case "browser_verify":
-		var a VerifyArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.verify(ctx, conv, a)
+		return run(ctx, conv, args, d.verify)
 	case "browser_handoff":
-		var a HandoffArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.handoff(conv, a)
+		return run(ctx, conv, args, d.handoff)
 	case "browser_upload":
-		var a UploadArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.upload(ctx, conv, a)
+		return run(ctx, conv, args, d.upload)
 	case "browser_batch":
-		var a BatchArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.batch(ctx, conv, a)
+		return run(ctx, conv, args, d.batch)
 	case "browser_job":
-		var a JobArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.job(conv, a), ""
+		return run(ctx, conv, args, func(_ context.Context, conv consent.ConversationID, a JobArgs) (Result, consent.TabID) {
+			return d.job(conv, a), ""
+		})
 	case "web_use":
-		var a WebUseArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.webUseCall(ctx, conv, a)
+		return run(ctx, conv, args, d.webUseCall)
 	case "webmcp_list_tools":
-		var a ListToolsArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.listSiteTools(ctx, conv, a)
+		return run(ctx, conv, args, d.listSiteTools)
 	case "webmcp_call_tool":
-		var a CallToolArgs
-		if err := decode(args, &a); err != nil {
-			return fail(err), ""
-		}
-		return d.callSiteTool(ctx, conv, a)
+		return run(ctx, conv, args, d.callSiteTool)
 	}
 	return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "unknown tool %q", tool)), ""
+}
+
+// run decodes args into the tool's argument shape A and runs the tool;
+// arguments that do not decode never reach it.
+func run[A any](ctx context.Context, conv consent.ConversationID, args json.RawMessage, tool func(context.Context, consent.ConversationID, A) (Result, consent.TabID)) (Result, consent.TabID) {
+	var a A
+	if err := decode(args, &a); err != nil {
+		return fail(err), ""
+	}
+	return tool(ctx, conv, a)
 }
 
 // decode reads args strictly: an unknown field is a mistake the model should hear about.
@@ -508,7 +472,7 @@ func (d *Dispatcher) verify(ctx context.Context, conv consent.ConversationID, a 
 	return ok(map[string]any{"verified": vr.Verified, "evidence": vr.Evidence, "trust": TrustUntrusted}), tab
 }
 
-func (d *Dispatcher) handoff(conv consent.ConversationID, a HandoffArgs) (Result, consent.TabID) {
+func (d *Dispatcher) handoff(_ context.Context, conv consent.ConversationID, a HandoffArgs) (Result, consent.TabID) {
 	tab := consent.TabID(a.TabID)
 	if tab != "" {
 		owner, known := d.engine.Owner(tab)
