@@ -378,11 +378,8 @@ func (l *lostSession) Error() string { return "web session lost" }
 // recoverable turns a session failure into its envelope; a lost session
 // carries the page to observe again. The failed command never ran.
 func (d *Dispatcher) recoverable(err error) Result {
-	var l *lostSession
-	if le, ok := err.(*lostSession); ok {
-		l = le
-	}
-	if l == nil {
+	l, lost := err.(*lostSession)
+	if !lost {
 		return fail(err)
 	}
 	return withFields(fail(consent.Errorf(CodeWebSessionNotFound, consent.NextObserve,
@@ -486,14 +483,10 @@ func (d *Dispatcher) sameGeometry(ctx context.Context, s *webSession) error {
 	return nil
 }
 
-// availability is implemented by *browser.Browser.
-type availability interface{ Available() error }
-
 // awaitBrowser waits, up to 20 s, for a restarting Chromium; the engine's
 // header changes when the relaunch ends, so this waits on that signal.
 func (d *Dispatcher) awaitBrowser(ctx context.Context) error {
-	av, ok := d.browser.(availability)
-	if !ok || av.Available() == nil {
+	if d.browser.Available() == nil {
 		return nil
 	}
 	changes, stop := d.engine.Changes()
@@ -503,7 +496,7 @@ func (d *Dispatcher) awaitBrowser(ctx context.Context) error {
 	for {
 		select {
 		case <-changes:
-			if av.Available() == nil {
+			if d.browser.Available() == nil {
 				return nil
 			}
 		case <-timer.C:
