@@ -491,6 +491,11 @@ func (d *Dispatcher) awaitBrowser(ctx context.Context) error {
 	}
 	changes, stop := d.engine.Changes()
 	defer stop()
+	// The relaunch may have ended between the look above and the
+	// subscription, whose channel only reports later changes.
+	if d.browser.Available() == nil {
+		return nil
+	}
 	timer := time.NewTimer(browserRestartMax)
 	defer timer.Stop()
 	for {
