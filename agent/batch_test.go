@@ -17,6 +17,18 @@ func fillStep(ref, text string) map[string]any {
 	return map[string]any{"action": map[string]any{"type": "fill", "ref": ref, "text": text}}
 }
 
+// formSteps is the plan most batch tests run on /e2e/batch.html: fill
+// First, Second and Third with alpha, beta and gamma, then click Send.
+func formSteps(t *testing.T, snap string) []map[string]any {
+	t.Helper()
+	return []map[string]any{
+		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
+		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
+		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
+		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
+	}
+}
+
 // submitBatch submits steps, approves the one plan review and returns the jobId.
 func (e *e2e) submitBatch(tab string, steps []map[string]any) (string, consent.Review) {
 	e.t.Helper()
@@ -60,12 +72,7 @@ func TestE2EBatchOneReviewFourEffects(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
-	steps := []map[string]any{
-		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
-		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
-		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
-	}
+	steps := formSteps(t, snap)
 	actionsBefore := reviewsShown(e.conv, consent.KindAction)
 	id, r := e.submitBatch(tab, steps)
 	if len(r.Plan) != 4 || r.Plan[1].Name != "Second" || r.Plan[1].Text != "beta" || r.Plan[3].Type != consent.ActionClick {
@@ -123,12 +130,7 @@ func TestE2EBatchStopsWhenATargetChanged(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open("/e2e/batch.html?rename=1")
 	_, snap := e.observe(tab, true)
-	steps := []map[string]any{
-		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
-		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
-		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
-	}
+	steps := formSteps(t, snap)
 	id, _ := e.submitBatch(tab, steps)
 	job := e.awaitJob(id)
 	if job["status"] != "failed" {
@@ -182,10 +184,7 @@ func TestE2EBatchPendingAndCooperativeCancel(t *testing.T) {
 	e.d.SetBeforeStep(holdStep(t, held, release))
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
-	id, _ := e.submitBatch(tab, []map[string]any{
-		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
-		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-	})
+	id, _ := e.submitBatch(tab, formSteps(t, snap)[:2])
 	e.awaitHeld(id, held) // step 1 ran; step 2 waits
 	res := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeJobPending, false)
 	if !strings.Contains(res["error"].(string), id) {
@@ -221,10 +220,7 @@ func TestE2EBatchCloseStopsTheJob(t *testing.T) {
 	e.d.SetBeforeStep(holdStep(t, held, release))
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
-	id, _ := e.submitBatch(tab, []map[string]any{
-		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
-		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-	})
+	id, _ := e.submitBatch(tab, formSteps(t, snap)[:2])
 	done := e.d.JobDone(id)
 	e.awaitHeld(id, held)
 	closed := make(chan struct{})
@@ -318,12 +314,7 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 	e.d.SetBeforeStep(holdStep(t, held, release))
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
-	steps := []map[string]any{
-		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
-		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-		fillStep(refOf(t, snap, "textbox", "Third"), "gamma"),
-		{"action": map[string]any{"type": "click", "ref": refOf(t, snap, "button", "Send")}},
-	}
+	steps := formSteps(t, snap)
 	res := e.submitThenHangUp(tab, steps)
 	lost := wantFail(t, res, consent.CodeJobUnknown, false)
 	id := jobIDPattern.FindString(lost["error"].(string))
@@ -407,10 +398,7 @@ func TestE2EBatchFreezeClearedWhileRunningIsJobPending(t *testing.T) {
 	e.d.SetBeforeStep(holdStep(t, held, release))
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
-	res := e.submitThenHangUp(tab, []map[string]any{
-		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
-		fillStep(refOf(t, snap, "textbox", "Second"), "beta"),
-	})
+	res := e.submitThenHangUp(tab, formSteps(t, snap)[:2])
 	id := jobIDPattern.FindString(wantFail(t, res, consent.CodeJobUnknown, false)["error"].(string))
 	e.awaitHeld(id, held)
 	if err := e.eng.ClearFreeze(e.conv); err != nil {
