@@ -352,10 +352,24 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.stateless.ServeHTTP(w, r)
 		return
 	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && s.hasEnded(id) {
+		// The SDK forgets a closed session only after Wait has returned
+		// (and the conversation ended); a request in between would reach
+		// the closed session and get an empty 200. Answer as the SDK does
+		// for a session it no longer knows, so the client re-initializes.
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
 	if r.Method == http.MethodDelete {
 		s.noteDelete(r)
 	}
 	s.stateful.ServeHTTP(w, r)
+}
+
+func (s *Server) hasEnded(sessionID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended[sessionID]
 }
 
 // sessionless reports whether a protocol version is the 2026-07-28
