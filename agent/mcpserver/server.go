@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,7 +238,7 @@ func LoopbackAddr(addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mcpserver: listen address %q: %w", addr, err)
 	}
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") { // host names ignore case
 		host = "127.0.0.1"
 	}
 	ip, err := netip.ParseAddr(host)

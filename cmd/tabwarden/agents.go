@@ -28,9 +28,6 @@ type agentSide struct {
 func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *policy.Policy, sink audit.Sink) (*agentSide, error) {
 	// The flag check accepts more than the server listens on ([::1]); an
 	// address the server would refuse is refused before Chromium starts.
-	if _, err := mcpserver.LoopbackAddr(o.mcpListen); err != nil {
-		return nil, usageErrorf("--mcp-listen: %v", err)
-	}
 	br, err := browser.Launch(ctx, browser.Options{
 		Chromium:   o.chromium,
 		ProfileDir: o.profile,

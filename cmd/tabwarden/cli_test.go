@@ -200,12 +200,12 @@ func TestReviewDelayMinimum(t *testing.T) {
 }
 
 func TestMCPListenIsLoopbackOnly(t *testing.T) {
-	for _, v := range []string{"0.0.0.0:8080", "192.0.2.1:80", ":8080", "localhost"} {
+	for _, v := range []string{"0.0.0.0:8080", "192.0.2.1:80", ":8080", "localhost", "[::1]:7777"} {
 		r := run(t, nil, "--mcp-listen", v, "version")
 		r.wantCode(t, 2)
 		contains(t, "stderr "+v, r.stderr, "--mcp-listen")
 	}
-	for _, v := range []string{"127.0.0.1:0", "[::1]:7777", "localhost:7777"} {
+	for _, v := range []string{"127.0.0.1:0", "127.0.0.2:7777", "localhost:7777", "LOCALHOST:7777"} {
 		run(t, nil, "--mcp-listen", v, "version").wantCode(t, 0)
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -167,7 +165,9 @@ func (o *options) validate() error {
 	if o.sessionIdle < 0 {
 		return usageErrorf("invalid --mcp-session-idle %s: use a positive duration, or 0 for never", o.sessionIdle)
 	}
-	if err := checkLoopbackAddr(o.mcpListen); err != nil {
+	// The server's own rule, so an address the flag accepts is one the
+	// server binds (checked before any browser starts).
+	if _, err := mcpserver.LoopbackAddr(o.mcpListen); err != nil {
 		return usageErrorf("invalid --mcp-listen '%s': %v", o.mcpListen, err)
 	}
 	if o.browserURL != "" {
@@ -181,24 +181,6 @@ func (o *options) validate() error {
 
 // checkLoopbackAddr enforces DESIGN §3/§1: the MCP server is loopback only;
 // remote hosts reach it over an ssh tunnel, never an open port.
-func checkLoopbackAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return errors.New("use host:port, e.g. 127.0.0.1:0")
-	}
-	if port == "" {
-		return errors.New("missing port (use 0 for any free port)")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return errors.New("the MCP server binds loopback only (127.0.0.1 or [::1])")
-	}
-	return nil
-}
-
 func oneOf(s string, set ...string) bool {
 	for _, v := range set {
 		if s == v {
