@@ -173,33 +173,40 @@ func decode(args json.RawMessage, v any) error {
 }
 
 func (d *Dispatcher) tabs(conv consent.ConversationID) Result {
-	st := d.engine.Snapshot()
+	open, paused := liveTabs(d.engine.Snapshot(), conv)
 	tabs := []map[string]any{}
-	paused := false
+	for _, t := range open {
+		entry := map[string]any{
+			"tabId":     string(t.ID),
+			"url":       t.URL,
+			"title":     t.Title,
+			"visible":   t.Visible,
+			"status":    string(t.Status),
+			"operation": t.Operation,
+		}
+		if t.OpenerTabID != "" {
+			entry["openerTabId"] = string(t.OpenerTabID)
+		}
+		tabs = append(tabs, entry)
+	}
+	return ok(map[string]any{"tabs": tabs, "paused": paused, "trust": TrustUntrusted})
+}
+
+// liveTabs is conv's tabs in st that are not closed, and whether conv is
+// paused: what browser_tabs, tabId defaulting and web_use's list_pages see.
+func liveTabs(st consent.State, conv consent.ConversationID) (tabs []consent.TabState, paused bool) {
 	for _, c := range st.Conversations {
 		if c.ID != conv {
 			continue
 		}
-		paused = c.Paused
 		for _, t := range c.Tabs {
-			if t.Status == consent.TabClosed {
-				continue
+			if t.Status != consent.TabClosed {
+				tabs = append(tabs, t)
 			}
-			entry := map[string]any{
-				"tabId":     string(t.ID),
-				"url":       t.URL,
-				"title":     t.Title,
-				"visible":   t.Visible,
-				"status":    string(t.Status),
-				"operation": t.Operation,
-			}
-			if t.OpenerTabID != "" {
-				entry["openerTabId"] = string(t.OpenerTabID)
-			}
-			tabs = append(tabs, entry)
 		}
+		return tabs, c.Paused
 	}
-	return ok(map[string]any{"tabs": tabs, "paused": paused, "trust": TrustUntrusted})
+	return nil, false
 }
 
 // checkURL accepts only absolute http(s) URLs (DESIGN §5 invalid_url).
@@ -521,26 +528,14 @@ func (d *Dispatcher) resolveTab(conv consent.ConversationID, id string) (consent
 	if id != "" {
 		return consent.TabID(id), nil
 	}
-	var only consent.TabID
-	n := 0
-	for _, c := range d.engine.Snapshot().Conversations {
-		if c.ID != conv {
-			continue
-		}
-		for _, t := range c.Tabs {
-			if t.Status != consent.TabClosed {
-				only = t.ID
-				n++
-			}
-		}
-	}
-	switch n {
+	open, _ := liveTabs(d.engine.Snapshot(), conv)
+	switch len(open) {
 	case 0:
 		return "", consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "this conversation has no open tab: call browser_open")
 	case 1:
-		return only, nil
+		return open[0].ID, nil
 	}
-	return "", consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "this conversation has %d tabs: pass tabId (see browser_tabs)", n)
+	return "", consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "this conversation has %d tabs: pass tabId (see browser_tabs)", len(open))
 }
 
 func (d *Dispatcher) visible(conv consent.ConversationID, tab consent.TabID) bool {

@@ -404,38 +404,31 @@ func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID)
 	pages := []map[string]any{}
 	sig := ""
 	focused := ""
-	for _, c := range st.Conversations {
-		if c.ID != conv {
-			continue
+	open, _ := liveTabs(st, conv)
+	for _, t := range open {
+		pk := pageKey{conv, t.ID}
+		entry := map[string]any{
+			"page": string(t.ID), "tab_id": string(t.ID), "window_id": "w1",
+			"url": t.URL, "title": t.Title, "visible": t.Visible,
+			"focused": st.Selection.Conversation == conv && st.Selection.Tab == t.ID,
 		}
-		for _, t := range c.Tabs {
-			if t.Status == consent.TabClosed {
-				continue
-			}
-			pk := pageKey{conv, t.ID}
-			entry := map[string]any{
-				"page": string(t.ID), "tab_id": string(t.ID), "window_id": "w1",
-				"url": t.URL, "title": t.Title, "visible": t.Visible,
-				"focused": st.Selection.Conversation == conv && st.Selection.Tab == t.ID,
-			}
-			if entry["focused"] == true {
-				focused = string(t.ID)
-			}
-			if t.OpenerTabID != "" {
-				entry["opener_tab_id"] = string(t.OpenerTabID)
-			}
-			if g, err := d.geometry(ctx, pk); err == nil {
-				id := randomID("pct_")
-				d.web.mu.Lock()
-				d.web.tokens[id] = &pageToken{pageKey: pk, url: t.URL, geom: g}
-				d.web.mu.Unlock()
-				entry["page_context_token"] = id
-			} else {
-				entry["token_error"] = string(consent.CodeOf(err))
-			}
-			sig += string(t.ID) + " " + t.URL + "\n"
-			pages = append(pages, entry)
+		if entry["focused"] == true {
+			focused = string(t.ID)
 		}
+		if t.OpenerTabID != "" {
+			entry["opener_tab_id"] = string(t.OpenerTabID)
+		}
+		if g, err := d.geometry(ctx, pk); err == nil {
+			id := randomID("pct_")
+			d.web.mu.Lock()
+			d.web.tokens[id] = &pageToken{pageKey: pk, url: t.URL, geom: g}
+			d.web.mu.Unlock()
+			entry["page_context_token"] = id
+		} else {
+			entry["token_error"] = string(consent.CodeOf(err))
+		}
+		sig += string(t.ID) + " " + t.URL + "\n"
+		pages = append(pages, entry)
 	}
 	d.web.mu.Lock()
 	if d.web.lastList[conv] != sig {
