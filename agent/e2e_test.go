@@ -191,7 +191,7 @@ func TestE2EHandoffPausesEverything(t *testing.T) {
 	// is aborted with the rest, and its origin never sees a request.
 	waiting := newSite(t)
 	held := e.start("browser_open", map[string]any{"url": waiting.URL + actPage})
-	heldReview := e.op.await(consent.KindNavigation, waiting.URL)
+	heldReview := e.op.awaitQueued(consent.KindNavigation, waiting.URL)
 
 	obj := wantOK(t, e.call("browser_handoff", map[string]any{"tabId": tab, "reason": "please sign in"}))
 	if obj["status"] != "paused" || obj["next"] != "user_resume" {
