@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -19,37 +21,110 @@ type Endpoint struct {
 	PID   int    `json:"pid"`
 }
 
-// EndpointFile is the file name inside EndpointDir.
+// EndpointFile is the file name inside each endpoint directory.
 const EndpointFile = "mcp.json"
 
-// EndpointDir is $XDG_RUNTIME_DIR/tabwarden, or, when XDG_RUNTIME_DIR is
-// unset, <os.TempDir()>/tabwarden-<uid>. The fallback name is fixed (not
+// EndpointDir is where this process publishes first: $XDG_RUNTIME_DIR/tabwarden,
+// else /run/user/UID/tabwarden when that runtime directory exists, else
+// <os.TempDir()>/tabwarden-<uid>. The fallback name is fixed (not
 // os.MkdirTemp's random suffix) so `tabwarden mcp-stdio` can find it; since
-// another user could create that name first in a shared /tmp, the directory
-// is used only when it is a real directory (not a symlink) owned by this
-// user with no group or other permissions.
+// another user could create that name first in a shared /tmp, a directory is
+// used only when it is a real directory (not a symlink) owned by this user
+// with no group or other permissions.
 func EndpointDir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
 		return filepath.Join(d, "tabwarden")
 	}
+	if d := userRuntimeDir(); d != "" {
+		return filepath.Join(d, "tabwarden")
+	}
+	return tempEndpointDir()
+}
+
+// HomeEndpointDir is the copy every console also publishes, for relays whose
+// host strips the environment down to HOME and PATH (Codex, the TypeScript
+// SDK's stdio client): $HOME/.local/state/tabwarden/run. Empty without HOME.
+func HomeEndpointDir() string {
+	home := os.Getenv("HOME")
+	if !filepath.IsAbs(home) {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "tabwarden", "run")
+}
+
+func userRuntimeDir() string {
+	d := "/run/user/" + strconv.Itoa(os.Getuid())
+	if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		return d
+	}
+	return ""
+}
+
+func tempEndpointDir() string {
 	return filepath.Join(os.TempDir(), "tabwarden-"+strconv.Itoa(os.Getuid()))
 }
 
-// EndpointPath is the endpoint file's path.
+// EndpointPath is the endpoint file's path in EndpointDir.
 func EndpointPath() string { return filepath.Join(EndpointDir(), EndpointFile) }
 
-// WriteEndpoint publishes url and token to EndpointPath (directory 0700,
-// file 0600, replaced atomically) and returns the path.
+// EndpointSearchPath lists, in order and without repeats, the files a relay
+// looks at: EndpointPath, the user's /run/user runtime directory, the HOME
+// copy, and the temporary-directory fallback. A console started with a full
+// environment and a relay started with only HOME and PATH meet in one of them.
+func EndpointSearchPath() []string {
+	dirs := []string{EndpointDir()}
+	if d := userRuntimeDir(); d != "" {
+		dirs = append(dirs, filepath.Join(d, "tabwarden"))
+	}
+	dirs = append(dirs, HomeEndpointDir(), tempEndpointDir())
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, EndpointFile)
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// publishDirs are where WriteEndpoint writes: EndpointDir and the HOME copy.
+func publishDirs() []string {
+	dirs := []string{EndpointDir()}
+	if h := HomeEndpointDir(); h != "" && h != dirs[0] {
+		dirs = append(dirs, h)
+	}
+	return dirs
+}
+
+// WriteEndpoint publishes url and token in every publish directory
+// (EndpointDir, and HomeEndpointDir when HOME is set; directories 0700, files
+// 0600, each replaced atomically) and returns the first path.
 func WriteEndpoint(url, token string) (string, error) {
-	dir := EndpointDir()
+	data, err := json.MarshalIndent(Endpoint{URL: url, Token: token, PID: os.Getpid()}, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	var first string
+	for _, dir := range publishDirs() {
+		path, err := writeEndpointIn(dir, data)
+		if err != nil {
+			return "", err
+		}
+		if first == "" {
+			first = path
+		}
+	}
+	return first, nil
+}
+
+func writeEndpointIn(dir string, data []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("endpoint directory: %w", err)
 	}
 	if err := checkPrivateDir(dir); err != nil {
-		return "", err
-	}
-	data, err := json.MarshalIndent(Endpoint{URL: url, Token: token, PID: os.Getpid()}, "", "  ")
-	if err != nil {
 		return "", err
 	}
 	f, err := os.CreateTemp(dir, ".mcp-*.json")
@@ -78,12 +153,14 @@ func WriteEndpoint(url, token string) (string, error) {
 
 // ReadEndpoint reads EndpointPath. A console that is not running gives an
 // error wrapping fs.ErrNotExist.
-func ReadEndpoint() (Endpoint, error) {
-	dir := EndpointDir()
-	if err := checkPrivateDir(dir); err != nil {
+func ReadEndpoint() (Endpoint, error) { return ReadEndpointFile(EndpointPath()) }
+
+// ReadEndpointFile reads one endpoint file, refusing one in a directory
+// another user could read or replace.
+func ReadEndpointFile(path string) (Endpoint, error) {
+	if err := checkPrivateDir(filepath.Dir(path)); err != nil {
 		return Endpoint{}, err
 	}
-	path := filepath.Join(dir, EndpointFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Endpoint{}, err
@@ -98,21 +175,56 @@ func ReadEndpoint() (Endpoint, error) {
 	return ep, nil
 }
 
-// RemoveEndpoint removes the endpoint file if it still names url (a console
-// started later may have replaced it with its own).
+// ErrNoEndpoint is wrapped by FindEndpoint's error when no file on the search
+// path names a running console.
+var ErrNoEndpoint = errors.New("no endpoint file names a running console")
+
+// FindEndpoint walks EndpointSearchPath and returns the first endpoint whose
+// console process is alive, with the file it came from. Its error names every
+// place it looked and what it found there.
+func FindEndpoint() (Endpoint, string, error) {
+	var looked []string
+	for _, path := range EndpointSearchPath() {
+		ep, err := ReadEndpointFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			looked = append(looked, path+" (none)")
+		case err != nil:
+			looked = append(looked, path+" ("+err.Error()+")")
+		case ep.PID > 0 && !processAlive(ep.PID):
+			looked = append(looked, fmt.Sprintf("%s (stale: console pid %d is gone)", path, ep.PID))
+		default:
+			return ep, path, nil
+		}
+	}
+	return Endpoint{}, "", fmt.Errorf("%w; looked in %s", ErrNoEndpoint, strings.Join(looked, ", "))
+}
+
+// processAlive reports whether pid names a process (EPERM: alive, not ours).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// RemoveEndpoint removes the endpoint files that still name url (a console
+// started later may have replaced them with its own).
 func RemoveEndpoint(url string) error {
-	ep, err := ReadEndpoint()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	var errs []error
+	for _, dir := range publishDirs() {
+		path := filepath.Join(dir, EndpointFile)
+		ep, err := ReadEndpointFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && ep.URL != url {
+			continue
+		}
+		// An unreadable file naming nobody is ours to clean up too.
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	if err == nil && ep.URL != url {
-		return nil
-	}
-	// An unreadable file naming nobody is ours to clean up too.
-	if err := os.Remove(EndpointPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // checkPrivateDir refuses a directory another user could read or replace.

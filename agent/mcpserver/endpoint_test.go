@@ -2,11 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent"
@@ -15,6 +18,7 @@ import (
 func TestEndpointRoundTripAndModes(t *testing.T) {
 	rt := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", rt)
+	t.Setenv("HOME", t.TempDir())
 	path, err := WriteEndpoint("http://127.0.0.1:1234/mcp", "tw_secret")
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +51,7 @@ func TestEndpointRoundTripAndModes(t *testing.T) {
 func TestEndpointFallbackDirIsPrivate(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("HOME", t.TempDir())
 	t.Setenv("TMPDIR", tmp)
 	want := filepath.Join(tmp, "tabwarden-"+strconv.Itoa(os.Getuid()), "mcp.json")
 	if EndpointPath() != want {
@@ -75,6 +80,7 @@ func TestEndpointFallbackDirIsPrivate(t *testing.T) {
 
 func TestStartPublishesAndCloseRemovesEndpoint(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	eng := consent.New(consent.Config{})
 	defer eng.Close()
 	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, PublishEndpoint: true})
@@ -97,6 +103,7 @@ func TestStartPublishesAndCloseRemovesEndpoint(t *testing.T) {
 
 func TestStartStopsWithContext(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	eng := consent.New(consent.Config{})
 	defer eng.Close()
 	surface := newFakeSurface()
@@ -136,4 +143,59 @@ func assertMode(t *testing.T, path string, want fs.FileMode) {
 	if fi.Mode().Perm() != want {
 		t.Fatalf("%s mode %v, want %v", path, fi.Mode().Perm(), want)
 	}
+}
+
+func TestEndpointHomeCopyAndSearch(t *testing.T) {
+	rt, home := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	t.Setenv("HOME", home)
+	t.Setenv("TMPDIR", t.TempDir())
+	if _, err := WriteEndpoint("http://127.0.0.1:1234/mcp", "tw_secret"); err != nil {
+		t.Fatal(err)
+	}
+	homeFile := filepath.Join(home, ".local", "state", "tabwarden", "run", "mcp.json")
+	assertMode(t, homeFile, 0o600)
+	assertMode(t, filepath.Dir(homeFile), 0o700)
+
+	// With only HOME left, the search finds the HOME copy.
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	ep, from, err := FindEndpoint()
+	if err != nil || from != homeFile || ep.Token != "tw_secret" {
+		t.Fatalf("FindEndpoint = %+v from %q, %v", ep, from, err)
+	}
+
+	// A file left by a console that is gone is skipped, and said so.
+	dead := Endpoint{URL: "http://127.0.0.1:1/mcp", Token: "tw_dead", PID: deadPID(t)}
+	data, _ := json.Marshal(dead)
+	if err := os.WriteFile(homeFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = FindEndpoint()
+	if !errors.Is(err, ErrNoEndpoint) || !strings.Contains(err.Error(), homeFile+" (stale: console pid") {
+		t.Fatalf("FindEndpoint over a stale file: %v", err)
+	}
+
+	// Close removes both copies.
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	if _, err := WriteEndpoint("http://127.0.0.1:1234/mcp", "tw_secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveEndpoint("http://127.0.0.1:1234/mcp"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{EndpointPath(), homeFile} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still there after RemoveEndpoint: %v", p, err)
+		}
+	}
+}
+
+// deadPID is the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal("start `true`:", err)
+	}
+	return cmd.Process.Pid
 }

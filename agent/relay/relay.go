@@ -3,7 +3,7 @@
 //
 // The relay is a pipe, not a server: each JSON-RPC message read from stdin
 // is posted to the console with the console's default token (from the
-// endpoint file, mcpserver.EndpointPath), and every message the console
+// first live endpoint file on mcpserver.EndpointSearchPath), and every message the console
 // sends back is written to stdout, unchanged. Protocol negotiation, sessions
 // and conversation identity are the console's business, so the host gets
 // exactly what an HTTP host would: a host that negotiates a stateful
@@ -24,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -37,19 +38,61 @@ import (
 // ErrNoConsole is wrapped by the error Run returns when no console answers.
 var ErrNoConsole = errors.New("no tabwarden console is running")
 
-// Run relays between stdin/stdout and the console named by the endpoint
-// file. It returns when stdin ends (nil), ctx is done, or the console
-// connection fails.
+// Run relays between stdin/stdout and the console named by the first live
+// endpoint file on mcpserver.EndpointSearchPath. It returns when stdin ends
+// (nil), ctx is done, or the console connection fails.
 func Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	path := mcpserver.EndpointPath()
-	ep, err := mcpserver.ReadEndpoint()
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w (no %s); start `tabwarden` first", ErrNoConsole, path)
-	}
+	ep, _, err := Locate("", "")
 	if err != nil {
-		return fmt.Errorf("read the console's endpoint: %w", err)
+		return err
 	}
 	return RunEndpoint(ctx, ep, stdin, stdout)
+}
+
+// Locate finds the console to relay to. where is empty (search the endpoint
+// files), the path of an endpoint file, or the console's http(s) URL; token,
+// when given, overrides the file's. A URL without a token takes the token of
+// an endpoint file that names the same URL. The second result says where the
+// endpoint came from, for messages.
+func Locate(where, token string) (mcpserver.Endpoint, string, error) {
+	switch {
+	case where == "":
+		ep, path, err := mcpserver.FindEndpoint()
+		if errors.Is(err, mcpserver.ErrNoEndpoint) {
+			return ep, "", fmt.Errorf("%w (%v); start `tabwarden` first, or pass --endpoint FILE|URL", ErrNoConsole, err)
+		}
+		if err != nil {
+			return ep, "", fmt.Errorf("read the console's endpoint: %w", err)
+		}
+		return withToken(ep, token), path, nil
+	case strings.HasPrefix(where, "http://") || strings.HasPrefix(where, "https://"):
+		if u, err := url.Parse(where); err != nil || u.Host == "" {
+			return mcpserver.Endpoint{}, "", fmt.Errorf("--endpoint %q is not a URL with a host", where)
+		}
+		if token != "" {
+			return mcpserver.Endpoint{URL: where, Token: token}, where, nil
+		}
+		if ep, path, err := mcpserver.FindEndpoint(); err == nil && ep.URL == where {
+			return ep, path, nil
+		}
+		return mcpserver.Endpoint{}, "", fmt.Errorf("--endpoint %s: no endpoint file names this URL, so its token is unknown; pass --token", where)
+	default:
+		ep, err := mcpserver.ReadEndpointFile(where)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ep, "", fmt.Errorf("%w (no %s); start `tabwarden` first", ErrNoConsole, where)
+		}
+		if err != nil {
+			return ep, "", fmt.Errorf("read the console's endpoint: %w", err)
+		}
+		return withToken(ep, token), where, nil
+	}
+}
+
+func withToken(ep mcpserver.Endpoint, token string) mcpserver.Endpoint {
+	if token != "" {
+		ep.Token = token
+	}
+	return ep
 }
 
 // RunEndpoint is Run against a known endpoint.
@@ -168,11 +211,11 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w (nothing answers at %s named in %s); start `tabwarden` first", ErrNoConsole, url, mcpserver.EndpointPath())
+		return fmt.Errorf("%w (nothing answers at %s); start `tabwarden` first", ErrNoConsole, url)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("the tabwarden console at %s rejected the token in %s (revoked, or written by an earlier console)", url, mcpserver.EndpointPath())
+		return fmt.Errorf("the tabwarden console at %s rejected the token (revoked, or written by an earlier console)", url)
 	}
 	// Any other answer (400: a GET without a session) means a console with
 	// this token is there.

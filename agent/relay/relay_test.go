@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,7 @@ func (r *recorder) seen() []consent.ConversationID {
 func console(t *testing.T) (*mcpserver.Server, *consent.Engine, *recorder) {
 	t.Helper()
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	eng := consent.New(consent.Config{})
 	t.Cleanup(eng.Close)
 	rec := &recorder{}
@@ -127,18 +129,72 @@ func TestRelayCarriesBothProtocols(t *testing.T) {
 
 func TestRelayWithoutConsole(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	err := Run(context.Background(), strings.NewReader(""), io.Discard)
 	if !errors.Is(err, ErrNoConsole) {
 		t.Fatalf("Run with no console: %v", err)
 	}
-	want := "no tabwarden console is running (no " + mcpserver.EndpointPath() + "); start `tabwarden` first"
-	if err.Error() != want {
-		t.Fatalf("error %q, want %q", err, want)
+	// The error names every place it looked.
+	for _, path := range mcpserver.EndpointSearchPath() {
+		if !strings.Contains(err.Error(), path+" (none)") {
+			t.Errorf("error %q does not say it looked in %s", err, path)
+		}
+	}
+	if !strings.Contains(err.Error(), "start `tabwarden` first, or pass --endpoint FILE|URL") {
+		t.Errorf("error %q does not say what to do", err)
+	}
+}
+
+// A host that strips the environment (Codex, the TypeScript SDK's stdio
+// client) leaves the relay HOME and PATH only: it finds the console through
+// the copy of the endpoint file under HOME.
+func TestRelayFindsConsoleWithOnlyHome(t *testing.T) {
+	_, _, rec := console(t)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("TMPDIR", t.TempDir())
+	cs, runErr := hostOverStdio(t, "2026-07-28")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_tabs", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("browser_tabs through the relay: %v %+v", err, res)
+	}
+	if len(rec.seen()) != 1 {
+		t.Fatalf("the console saw %d calls, want 1", len(rec.seen()))
+	}
+	cs.Close()
+	if err := <-runErr; err != nil {
+		t.Fatalf("relay: %v", err)
+	}
+}
+
+func TestLocateByURLAndFile(t *testing.T) {
+	s, _, _ := console(t)
+	url := s.URL()
+	ep, from, err := Locate(url, "")
+	if err != nil || ep.URL != url || ep.Token != s.DefaultToken().Secret || from != mcpserver.EndpointPath() {
+		t.Fatalf("Locate(URL) = %+v from %q, %v", ep, from, err)
+	}
+	if ep, _, err := Locate(url, "tw_given"); err != nil || ep.Token != "tw_given" {
+		t.Fatalf("Locate(URL, token) = %+v, %v", ep, err)
+	}
+	if _, _, err := Locate("http://127.0.0.1:9/mcp", ""); err == nil || !strings.Contains(err.Error(), "pass --token") {
+		t.Fatalf("Locate(unknown URL) without a token: %v", err)
+	}
+	if ep, from, err := Locate(mcpserver.EndpointPath(), ""); err != nil || ep.URL != url || from != mcpserver.EndpointPath() {
+		t.Fatalf("Locate(FILE) = %+v from %q, %v", ep, from, err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	missing := dir + "/mcp.json"
+	if _, _, err := Locate(missing, ""); !errors.Is(err, ErrNoConsole) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("Locate(missing FILE): %v", err)
 	}
 }
 
 func TestRelayWithStaleEndpoint(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	// A port nothing listens on: take one and give it back.
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {

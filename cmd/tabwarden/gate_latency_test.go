@@ -82,6 +82,7 @@ func BenchmarkGateLatency(b *testing.B) {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	defer slog.SetDefault(prev)
 	b.Setenv("XDG_RUNTIME_DIR", b.TempDir())
+	b.Setenv("HOME", b.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
