@@ -197,5 +197,45 @@ func (s ToolSpec) InputSchema() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	portable(schema)
 	return schema, nil
+}
+
+// portable rewrites what inference makes of Go pointers and slices, a type
+// array such as ["null","number"], into the plain type: hosts that read
+// schemas as OpenAPI (Gemini function declarations) reject or drop type
+// arrays, and an absent optional field already says what null would. The
+// dispatch decodes a JSON null into the same nil either way.
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) > 0 {
+		var kept []string
+		for _, t := range s.Types {
+			if t != "null" {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) == 1 {
+			s.Type, s.Types = kept[0], nil
+		}
+	}
+	for _, p := range s.Properties {
+		portable(p)
+	}
+	portable(s.Items)
+	portable(s.AdditionalProperties)
+	for _, sub := range s.AnyOf {
+		portable(sub)
+	}
+	for _, sub := range s.OneOf {
+		portable(sub)
+	}
+	for _, sub := range s.AllOf {
+		portable(sub)
+	}
+	for _, sub := range s.Defs {
+		portable(sub)
+	}
 }

@@ -112,3 +112,52 @@ func TestSpecDescriptionsTeachTheRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecSchemasArePortable pins what common hosts accept: every "type" is
+// one plain type name (Gemini function declarations read schemas as OpenAPI
+// and reject type arrays such as ["null","number"]), every array says what
+// its items are, and no keyword appears that those hosts reject.
+func TestSpecSchemasArePortable(t *testing.T) {
+	plain := map[string]bool{"object": true, "array": true, "string": true, "number": true, "integer": true, "boolean": true}
+	rejected := []string{"$ref", "$defs", "definitions", "oneOf", "allOf", "not", "if", "then", "else", "const", "patternProperties", "pattern", "format", "$schema", "$id"}
+	var walk func(tool, path string, node map[string]any)
+	walk = func(tool, path string, node map[string]any) {
+		typ, ok := node["type"].(string)
+		if !ok || !plain[typ] {
+			t.Errorf("%s %s: type %v is not one plain type name", tool, path, node["type"])
+		}
+		if typ == "array" {
+			if _, ok := node["items"].(map[string]any); !ok {
+				t.Errorf("%s %s: array without items", tool, path)
+			}
+		}
+		for _, kw := range rejected {
+			if _, ok := node[kw]; ok {
+				t.Errorf("%s %s: keyword %q", tool, path, kw)
+			}
+		}
+		if props, ok := node["properties"].(map[string]any); ok {
+			for name, p := range props {
+				walk(tool, path+"."+name, p.(map[string]any))
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok {
+			walk(tool, path+"[]", items)
+		}
+	}
+	for _, spec := range Specs {
+		schema, err := spec.InputSchema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var node map[string]any
+		if err := json.Unmarshal(data, &node); err != nil {
+			t.Fatal(err)
+		}
+		walk(spec.Name, "$", node)
+	}
+}
