@@ -13,6 +13,8 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
+require github.com/jezek/xgb v1.1.1 // indirect
+
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 	github.com/charmbracelet/colorprofile v0.4.3 // indirect

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -307,6 +308,68 @@ func TestDoctorNoDisplay(t *testing.T) {
 	r := run(t, nil, "doctor", "--chromium", fakeChromium(t))
 	r.wantCode(t, 1)
 	contains(t, "doctor", r.stdout, "✗ display", "ssh -X", "xvfb-run -a tabwarden", "tabwarden --headless")
+}
+
+// A DISPLAY that is set but served by nobody (an ssh -X session that ended,
+// an Xvfb that died) is a failure with the fixes, not a pass.
+func TestDoctorDisplayNobodyServes(t *testing.T) {
+	display := unusedDisplay(t)
+	r := run(t, []string{"DISPLAY=" + display}, "doctor", "--chromium", fakeChromium(t))
+	r.wantCode(t, 1)
+	contains(t, "doctor", r.stdout, "✗ display", "no X server accepts a connection on DISPLAY="+display,
+		"fix: xvfb-run -a tabwarden", "fix: tabwarden --headless", "fix: ssh -X")
+}
+
+// A display that answers (a real Xvfb) passes, and says it was opened.
+func TestDoctorDisplayOpened(t *testing.T) {
+	xvfb, err := exec.LookPath("Xvfb")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("Xvfb is required in CI:", err)
+		}
+		t.Skip("Xvfb not installed")
+	}
+	// -displayfd: Xvfb picks a free display and writes its number once it
+	// accepts clients, so the test never races the server's start-up.
+	ready, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(xvfb, "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24")
+	srv.ExtraFiles = []*os.File{w}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	num := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(ready).ReadString('\n')
+		num <- strings.TrimSpace(line)
+	}()
+	var display string
+	select {
+	case n := <-num:
+		display = ":" + n
+	case <-time.After(60 * time.Second):
+		t.Fatal("Xvfb did not report its display")
+	}
+	r := run(t, []string{"DISPLAY=" + display}, "doctor", "--chromium", fakeChromium(t))
+	contains(t, "doctor", r.stdout, "✓ display", "DISPLAY="+display+" (opened)")
+}
+
+// unusedDisplay is an X display number with no socket and no lock file.
+func unusedDisplay(t *testing.T) string {
+	t.Helper()
+	for n := 90 + os.Getpid()%50; n < 400; n++ {
+		_, errSock := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n))
+		_, errLock := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n))
+		if errors.Is(errSock, os.ErrNotExist) && errors.Is(errLock, os.ErrNotExist) {
+			return fmt.Sprintf(":%d", n)
+		}
+	}
+	t.Fatal("no free X display number")
+	return ""
 }
 
 func TestDoctorProfileLocked(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -51,6 +52,11 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 
 	if !isTerminal(s.in) || !isTerminal(s.out) {
 		return failure(errors.New("the console needs a terminal on stdin and stdout; for a non-interactive check run `tabwarden doctor`"))
+	}
+	if len(steps) == 0 {
+		if err := needDisplay(ctx, o, os.Getenv, runtime.GOOS); err != nil {
+			return failure(err)
+		}
 	}
 
 	auditLog, err := openAudit(o.audit)

@@ -72,9 +72,11 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 		// policy or an attached browser would change what it demonstrates.
 		return usageErrorf("demo runs its own browsers and policy; --policy and --browser-url do not apply")
 	}
-	if !o.headless && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
-		return failure(errors.New("the demo opens a headed Chromium and this machine has no display (DISPLAY and WAYLAND_DISPLAY are unset): " +
-			"run `xvfb-run -a make demo`, forward one with `ssh -X`, or run `tabwarden demo --headless` (the console then signs in for you)"))
+	if !o.headless {
+		if err := openDisplay(ctx, os.Getenv); err != nil {
+			return failure(fmt.Errorf("the demo opens a headed Chromium and %v: "+
+				"run `xvfb-run -a make demo`, forward one with `ssh -X`, or run `tabwarden demo --headless` (the console then signs in for you)", err))
+		}
 	}
 	if !isTerminal(s.in) || !isTerminal(s.out) {
 		return failure(errors.New("the demo needs a terminal on stdin and stdout"))

@@ -39,12 +39,13 @@ func newDoctorCmd(o *options, s streams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			checks := runDoctor(cmd.Context(), o, doctorEnv{
-				getenv:   os.Getenv,
-				lookPath: exec.LookPath,
-				goos:     runtime.GOOS,
-				isRoot:   os.Geteuid() == 0,
-				hostname: os.Hostname,
-				pidAlive: pidAlive,
+				getenv:      os.Getenv,
+				lookPath:    exec.LookPath,
+				goos:        runtime.GOOS,
+				isRoot:      os.Geteuid() == 0,
+				hostname:    os.Hostname,
+				pidAlive:    pidAlive,
+				openDisplay: func() error { return realOpenDisplay(cmd.Context()) },
 			})
 			failed := printChecks(s.out, checks)
 			if failed > 0 {
@@ -65,6 +66,9 @@ type doctorEnv struct {
 	isRoot   bool
 	hostname func() (string, error)
 	pidAlive func(int) bool
+	// openDisplay really connects to the display (X11 handshake or Wayland
+	// socket); nil means a headed Chromium could open a window.
+	openDisplay func() error
 }
 
 func runDoctor(ctx context.Context, o *options, env doctorEnv) []check {
@@ -185,10 +189,13 @@ func checkDisplay(o *options, env doctorEnv) check {
 	switch {
 	case o.browserURL != "":
 		c.detail = "not needed: the attached browser has its own display"
+		return c
 	case o.headless:
 		c.detail = "not needed (--headless)"
+		return c
 	case env.goos == "darwin":
 		c.detail = "macOS window server"
+		return c
 	case env.getenv("WAYLAND_DISPLAY") != "":
 		c.detail = "WAYLAND_DISPLAY=" + env.getenv("WAYLAND_DISPLAY")
 	case env.getenv("DISPLAY") != "":
@@ -196,12 +203,16 @@ func checkDisplay(o *options, env doctorEnv) check {
 	default:
 		c.ok = false
 		c.detail = "headed Chromium needs a display: neither $DISPLAY nor $WAYLAND_DISPLAY is set"
-		c.fixes = []string{
-			"ssh -X user@host   (reconnect with X forwarding so the window opens on your screen)",
-			"xvfb-run -a tabwarden   (a virtual display; you will not see the window)",
-			"tabwarden --headless",
-		}
+		c.fixes = noDisplayFixes()
+		return c
 	}
+	if err := env.openDisplay(); err != nil {
+		c.ok = false
+		c.detail = err.Error() + "; headed Chromium cannot open its window"
+		c.fixes = noDisplayFixes()
+		return c
+	}
+	c.detail += " (opened)"
 	return c
 }
 

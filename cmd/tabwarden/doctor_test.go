@@ -18,6 +18,7 @@ type machine struct {
 	root     bool
 	hostname string
 	alive    map[int]bool
+	noServer bool // the display named in env does not answer
 }
 
 func (m machine) doctorEnv() doctorEnv {
@@ -33,6 +34,12 @@ func (m machine) doctorEnv() doctorEnv {
 		isRoot:   m.root,
 		hostname: func() (string, error) { return m.hostname, nil },
 		pidAlive: func(pid int) bool { return m.alive[pid] },
+		openDisplay: func() error {
+			if m.noServer {
+				return errors.New("no X server accepts a connection on DISPLAY=:0")
+			}
+			return nil
+		},
 	}
 }
 
@@ -91,6 +98,7 @@ func TestDisplayCheck(t *testing.T) {
 		{"x11", options{}, machine{goos: "linux", env: map[string]string{"DISPLAY": ":0"}}, true},
 		{"wayland", options{}, machine{goos: "linux", env: map[string]string{"WAYLAND_DISPLAY": "wayland-0"}}, true},
 		{"none", options{}, machine{goos: "linux"}, false},
+		{"x11 nobody serves", options{}, machine{goos: "linux", env: map[string]string{"DISPLAY": ":0"}, noServer: true}, false},
 		{"none but headless", options{headless: true}, machine{goos: "linux"}, true},
 		{"macOS", options{}, machine{goos: "darwin"}, true},
 	} {
@@ -202,4 +210,25 @@ func symlink(target, link string) error {
 		return err
 	}
 	return os.Symlink(target, link)
+}
+
+// The console refuses a headed launch on a display nobody serves, naming the
+// reason and the fixes, before Chromium can print its own stderr.
+func TestNeedDisplay(t *testing.T) {
+	dead := map[string]string{"DISPLAY": unusedDisplay(t), "HOME": t.TempDir()}
+	getenv := func(k string) string { return dead[k] }
+	err := needDisplay(context.Background(), &options{}, getenv, "linux")
+	if err == nil {
+		t.Fatal("a headed launch on a display nobody serves was allowed")
+	}
+	for _, want := range []string{"no X server accepts a connection on DISPLAY=" + dead["DISPLAY"], "xvfb-run -a tabwarden", "tabwarden --headless", "ssh -X"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	for _, o := range []options{{headless: true}, {browserURL: "http://127.0.0.1:9222"}} {
+		if err := needDisplay(context.Background(), &o, getenv, "linux"); err != nil {
+			t.Errorf("%+v needs no display: %v", o, err)
+		}
+	}
 }

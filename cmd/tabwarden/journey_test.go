@@ -113,7 +113,7 @@ func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 	t.Helper()
 	fixture.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
-	t.Setenv("HOME", t.TempDir())           // and its HOME copy
+	t.Setenv("HOME", t.TempDir())            // and its HOME copy
 	// The console's components log to slog's default; a test's output
 	// should show the journey, not transport chatter, unless it failed.
 	prev := slog.Default()
