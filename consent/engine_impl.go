@@ -2,7 +2,10 @@ package consent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -19,6 +22,7 @@ type impl struct {
 	closed bool
 
 	seq     uint64 // creation order of conversations, tabs and reviews
+	run     string // random per engine: review ids are "r<run>-<seq>"
 	convs   map[ConversationID]*conv
 	tabs    map[TabID]*tab
 	tabOps  map[TabID]*opImpl
@@ -82,11 +86,22 @@ func newEngine(cfg Config) *Engine {
 		info:   cfg.Info,
 		idleCh: make(chan struct{}),
 		disp:   newDispatcher(),
+		run:    newRunID(),
 	}}
 	close(e.idleCh)
 	e.idleClosed = true
 	go e.disp.run()
 	return e
+}
+
+// newRunID is a short random prefix for this engine's review ids, so ids
+// stay unique in an audit log that several runs append to.
+func newRunID() string {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return strconv.FormatInt(time.Now().UnixNano()%0xffffff, 16)
+	}
+	return hex.EncodeToString(b[:])
 }
 
 func (e *impl) close() {
@@ -403,6 +418,9 @@ func (e *impl) auditLocked(rec audit.Record) error {
 		return nil
 	}
 	rec.Time = e.now()
+	if c, ok := e.convs[ConversationID(rec.Conversation)]; ok && rec.Client == "" {
+		rec.Client = c.name
+	}
 	err := e.cfg.Audit.Write(rec)
 	if err != nil {
 		e.addActivityLocked(ConversationID(rec.Conversation), "audit write failed: "+err.Error(), true)

@@ -217,7 +217,7 @@ func (e *impl) newReviewLocked(req Request, base ReviewKind, origin string, c *c
 	now := e.now()
 	r := &review{
 		Review: Review{
-			ID:               "r" + strconv.FormatUint(e.seq, 10),
+			ID:               "r" + e.run + "-" + strconv.FormatUint(e.seq, 10),
 			Kind:             kind,
 			Gate:             req.Gate,
 			Title:            title,

@@ -787,3 +787,28 @@ func TestOpErrFromCallerContext(t *testing.T) {
 	wantCode(t, result(t, ch), CodeCanceled)
 	wantCode(t, op.Err(), CodeCanceled)
 }
+
+// Review ids stay unique in an audit log that several runs append to: two
+// engines (two runs of the console) never hand out the same id, and the
+// engine's records carry the conversation's display name.
+func TestReviewIDsUniqueAcrossRuns(t *testing.T) {
+	seen := map[string]bool{}
+	for run := 0; run < 2; run++ {
+		mem := &audit.Memory{}
+		h := newHarness(t, Config{Audit: mem}).std()
+		h.e.AddConversation("c1", "default·codex·c1")
+		ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+		r := h.focused("t1")
+		if seen[r.ID] {
+			t.Fatalf("run %d reused review id %s", run, r.ID)
+		}
+		seen[r.ID] = true
+		h.decide(r, false)
+		wantCode(t, result(t, ch), CodeUserDenied)
+		for _, rec := range mem.Records() {
+			if rec.Conversation == "c1" && rec.Client != "default·codex·c1" {
+				t.Errorf("run %d: %s record names the client %q", run, rec.Kind, rec.Client)
+			}
+		}
+	}
+}

@@ -110,7 +110,7 @@ func (s *Server) endConversationLocked(c *conversation, why string) {
 	delete(s.convs, c.key)
 	c.cancel()
 	s.cfg.Engine.RemoveConversation(c.id)
-	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Note: "ended: " + why})
+	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Client: c.name, Note: "ended: " + why})
 }
 
 // errNoIdentity explains a call that has no live conversation.
@@ -176,7 +176,7 @@ func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error
 		mode = "session"
 	}
 	s.cfg.Engine.Note(c.id, "MCP agent connected: "+c.name+" ("+mode+", protocol "+version+")", false)
-	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Note: "started: " + c.name + " (" + mode + ", protocol " + version + ")"})
+	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Client: c.name, Note: "started: " + c.name + " (" + mode + ", protocol " + version + ")"})
 	return c, nil
 }
 

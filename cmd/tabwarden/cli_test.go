@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -397,7 +398,8 @@ func writeAuditLog(t *testing.T, path string) {
 	at := time.Date(2026, 11, 30, 9, 15, 0, 0, time.Local)
 	for _, rec := range []audit.Record{
 		{Time: at, Kind: audit.KindReviewShown, Conversation: "c1", Tab: "t1", Origin: "https://a.test", Gate: "navigation"},
-		{Time: at.Add(2 * time.Second), Kind: audit.KindDecision, Conversation: "c1", Tab: "t1", Origin: "https://a.test", Gate: "navigation", Decision: "approved", By: "operator", WaitMS: 2000},
+		{Time: at.Add(2 * time.Second), Kind: audit.KindDecision, Conversation: "c1", Client: "default·a-very-long-client-name-that-a-terminal-would-cut·c1", Tab: "t1", Origin: "https://a.test", Gate: "navigation", Decision: "approved", By: "operator", WaitMS: 2000},
+		{Time: at.Add(3 * time.Second), Kind: audit.KindToolCall, Conversation: "c2", Tool: "browser_open", Decision: "failed", Code: "invalid_url"},
 	} {
 		if err := l.Write(rec); err != nil {
 			t.Fatal(err)
@@ -414,10 +416,10 @@ func TestAuditRendersFile(t *testing.T) {
 	r := run(t, nil, "audit", path)
 	r.wantCode(t, 0)
 	contains(t, "table", r.stdout, "https://a.test", "approved", "navigation")
-	for i, line := range strings.Split(strings.TrimRight(r.stdout, "\n"), "\n") {
-		if w := len([]rune(line)); w > pipeWidth {
-			t.Errorf("line %d is %d wide, want ≤ %d when not a terminal: %q", i, w, pipeWidth, line)
-		}
+	// Piped, the table is whole: no column is cut or dropped.
+	contains(t, "table", r.stdout, "default·a-very-long-client-name-that-a-terminal-would-cut·c1", "operator", "2.0s")
+	if strings.Contains(r.stdout, "…") {
+		t.Errorf("a piped table was cut:\n%s", r.stdout)
 	}
 	// --audit names the default file for the audit command too.
 	r2 := run(t, nil, "--audit", path, "audit")
@@ -425,6 +427,56 @@ func TestAuditRendersFile(t *testing.T) {
 	if r2.stdout != r.stdout {
 		t.Errorf("--audit FILE and audit FILE differ:\n%s\n---\n%s", r2.stdout, r.stdout)
 	}
+}
+
+func TestAuditJSONAndFilters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeAuditLog(t, path)
+	lines := func(out string) []audit.Record {
+		t.Helper()
+		var recs []audit.Record
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if l == "" {
+				continue
+			}
+			var r audit.Record
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatalf("--json printed %q: %v", l, err)
+			}
+			recs = append(recs, r)
+		}
+		return recs
+	}
+	r := run(t, nil, "audit", "--json", path)
+	r.wantCode(t, 0)
+	if recs := lines(r.stdout); len(recs) != 3 {
+		t.Fatalf("--json printed %d records, want 3:\n%s", len(recs), r.stdout)
+	}
+	// By a part of the client name: both of c1's records, also the one
+	// written before the name was known.
+	r = run(t, nil, "audit", "--json", "--conversation", "very-long-client", path)
+	r.wantCode(t, 0)
+	if recs := lines(r.stdout); len(recs) != 2 || recs[0].Conversation != "c1" || recs[1].Conversation != "c1" {
+		t.Fatalf("--conversation by name: %+v", recs)
+	}
+	r = run(t, nil, "audit", "--conversation", "c2", path)
+	r.wantCode(t, 0)
+	contains(t, "table", r.stdout, "failed invalid_url")
+	lacks(t, "table", r.stdout, "https://a.test")
+	r = run(t, nil, "audit", "--json", "--since", "2026-11-30T09:15:02"+zone(t), path)
+	r.wantCode(t, 0)
+	if recs := lines(r.stdout); len(recs) != 2 {
+		t.Fatalf("--since a time: %d records, want 2", len(recs))
+	}
+	r = run(t, nil, "audit", "--since", "yesterday", path)
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "invalid --since 'yesterday'")
+}
+
+// zone is the local zone offset in RFC 3339 form, as writeAuditLog's times.
+func zone(t *testing.T) string {
+	t.Helper()
+	return time.Date(2026, 11, 30, 9, 15, 0, 0, time.Local).Format("Z07:00")
 }
 
 func TestAuditDefaultsToToday(t *testing.T) {

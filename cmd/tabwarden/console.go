@@ -68,6 +68,9 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 			slog.Error("close audit log", "err", cerr)
 		}
 	}()
+	var runErr error
+	stopRun := recordRun(auditLog, "console", o)
+	defer func() { stopRun(runErr) }()
 
 	restoreLog, err := logToFile()
 	if err != nil {
@@ -119,6 +122,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	feeders.Wait()
 	slog.Info("console stopped", "err", err)
 	if err != nil && !errors.Is(err, context.Canceled) {
+		runErr = err
 		return failure(err)
 	}
 	return nil

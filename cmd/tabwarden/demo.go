@@ -87,6 +87,8 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 		return failure(fmt.Errorf("open audit log: %w", err))
 	}
 	defer auditLog.Close()
+	stopRun := recordRun(auditLog, "demo", o)
+	defer stopRun(nil)
 	restoreLog, err := logToFile()
 	if err != nil {
 		return err

@@ -42,6 +42,11 @@ const (
 	// (Note: the job id), and the operator's clear of it.
 	KindFreeze        Kind = "freeze"
 	KindFreezeCleared Kind = "freeze_cleared"
+	// Where one run of the console (or demo) starts and stops in a log that
+	// several runs append to (Note: what ran, its version and pid; the stop
+	// record's Note says why it stopped).
+	KindRunStart Kind = "run_start"
+	KindRunStop  Kind = "run_stop"
 )
 
 // Record is one line of the audit log. Omitted fields are left out of the JSON.
@@ -49,6 +54,7 @@ type Record struct {
 	Time         time.Time `json:"time"`
 	Kind         Kind      `json:"kind"`
 	Conversation string    `json:"conversation,omitempty"`
+	Client       string    `json:"client,omitempty"` // the conversation's display name (token · client · id)
 	Tab          string    `json:"tab,omitempty"`
 	Origin       string    `json:"origin,omitempty"`
 	Gate         string    `json:"gate,omitempty"`

@@ -31,12 +31,21 @@ var columns = []column{
 	{head: "CONVERSATION", min: 10, drop: 4, cell: func(r Record, _ *time.Location) string { return r.Conversation }},
 	{head: "TAB", min: 5, drop: 3, cell: func(r Record, _ *time.Location) string { return r.Tab }},
 	{head: "GATE/TOOL", min: 10, drop: 5, cell: func(r Record, _ *time.Location) string {
-		return joinSet("/", r.Gate, r.Tool, r.Action)
+		// A thread or session grant is asked at one gate but covers many:
+		// say which grant it was, not just the gate that asked.
+		gate := r.Gate
+		if r.ReviewKind == "thread" || r.ReviewKind == "session" {
+			gate = r.ReviewKind + " grant"
+		}
+		return joinSet("/", gate, r.Tool, r.Action)
 	}},
 	// A decision's code (user_denied for denied, …) says nothing more; a
 	// failed tool call or a policy block has only a code.
 	{head: "DECISION", min: 8, drop: 7, cell: func(r Record, _ *time.Location) string {
-		if r.Decision != "" {
+		switch {
+		case r.Decision == "failed" && r.Code != "":
+			return "failed " + r.Code
+		case r.Decision != "":
 			return r.Decision
 		}
 		return r.Code
@@ -46,10 +55,16 @@ var columns = []column{
 	// ORIGIN is last and never cut: it is what the operator checks a
 	// decision against. A policy block has a URL instead.
 	{head: "ORIGIN", cell: func(r Record, _ *time.Location) string {
-		if r.Origin != "" {
+		switch {
+		case r.Origin != "":
 			return r.Origin
+		case r.URL != "":
+			return r.URL
+		case r.Kind == KindRunStart || r.Kind == KindRunStop || r.Kind == KindSession:
+			// These rows are about no origin; their note says what ran or ended.
+			return r.Note
 		}
-		return r.URL
+		return ""
 	}},
 }
 
@@ -76,6 +91,7 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 		_, err := io.WriteString(w, "no audit records\n")
 		return err
 	}
+	recs = withClientNames(recs)
 	cells := make([][]string, len(recs))
 	widths := make([]int, len(columns))
 	for i, r := range recs {
@@ -123,6 +139,29 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// withClientNames shows each conversation by its display name, learned from
+// any record that carries it (the session start, the engine's own records),
+// so rows written before or after the name was known read the same.
+func withClientNames(recs []Record) []Record {
+	names := map[string]string{}
+	for _, r := range recs {
+		if r.Conversation != "" && r.Client != "" {
+			names[r.Conversation] = r.Client
+		}
+	}
+	if len(names) == 0 {
+		return recs
+	}
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		if n := names[r.Conversation]; n != "" {
+			r.Conversation = n
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // fit chooses the columns to show and their widths so a row fits width.

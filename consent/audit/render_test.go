@@ -139,3 +139,28 @@ func TestFormatWait(t *testing.T) {
 		}
 	}
 }
+
+// The conversation column shows the client's name on every row once any
+// record carries it; a failed call shows its code; a thread or session
+// grant says which grant it was; run start and stop rows say what ran.
+func TestRenderTableNamesCodesGrantsRuns(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 11, 30, 9, 0, s, 0, time.UTC) }
+	recs := []Record{
+		{Time: at(0), Kind: KindRunStart, Note: "console test pid 7"},
+		{Time: at(1), Kind: KindToolCall, Conversation: "c-9f", Tool: "browser_open", Decision: "failed", Code: "invalid_url"},
+		{Time: at(2), Kind: KindDecision, Conversation: "c-9f", Client: "default·codex·9f", Tab: "tab-1", Gate: "navigation", ReviewKind: "session", Decision: "approved", By: "operator", Origin: "https://a.example"},
+		{Time: at(3), Kind: KindRunStop, Note: "stopped: SIGTERM"},
+	}
+	lines := render(t, recs, 0)
+	want := []string{
+		"TIME      KIND       CONVERSATION      TAB    GATE/TOOL      DECISION            BY        ORIGIN",
+		"── 2026-11-30 ──",
+		"09:00:00  run_start                                                                        console test pid 7",
+		"09:00:01  tool_call  default·codex·9f         browser_open   failed invalid_url            ",
+		"09:00:02  decision   default·codex·9f  tab-1  session grant  approved            operator  https://a.example",
+		"09:00:03  run_stop                                                                         stopped: SIGTERM",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("table:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
