@@ -19,6 +19,9 @@ type Endpoint struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`
 	PID   int    `json:"pid"`
+	// Operator is the secret that mints named agent tokens at OperatorPath
+	// (`tabwarden connect`); the relay never sends it.
+	Operator string `json:"operator,omitempty"`
 }
 
 // EndpointFile is the file name inside each endpoint directory.
@@ -103,7 +106,14 @@ func publishDirs() []string {
 // (EndpointDir, and HomeEndpointDir when HOME is set; directories 0700, files
 // 0600, each replaced atomically) and returns the first path.
 func WriteEndpoint(url, token string) (string, error) {
-	data, err := json.MarshalIndent(Endpoint{URL: url, Token: token, PID: os.Getpid()}, "", "  ")
+	return PublishEndpoint(Endpoint{URL: url, Token: token})
+}
+
+// PublishEndpoint is WriteEndpoint with every field of ep (PID is set to
+// this process's).
+func PublishEndpoint(ep Endpoint) (string, error) {
+	ep.PID = os.Getpid()
+	data, err := json.MarshalIndent(ep, "", "  ")
 	if err != nil {
 		return "", err
 	}

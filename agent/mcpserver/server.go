@@ -135,6 +135,10 @@ type Server struct {
 	defaultTok Token
 	watchers   sync.WaitGroup
 	closeOnce  sync.Once
+
+	// operatorSecret authorizes OperatorPath; it is published only in the
+	// endpoint file, never to agents.
+	operatorSecret string
 }
 
 // New validates cfg and builds a Server; nothing listens until Start.
@@ -285,6 +289,7 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 		Scopes: []string{tokenScope},
 	})
 	mux.Handle(Path, s.guard(bearer(http.HandlerFunc(s.route))))
+	mux.Handle(OperatorPath, s.guard(http.HandlerFunc(s.serveOperator)))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -298,6 +303,7 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 		return "", ErrClosed
 	}
 	s.url = url
+	s.operatorSecret = newOperatorSecret()
 	s.hosts = map[string]bool{hostport: true, "localhost:" + port: true}
 	s.origins = map[string]bool{"http://" + hostport: true, "http://localhost:" + port: true}
 	s.http = srv
@@ -315,7 +321,7 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 	s.defaultTok = tok
 	s.mu.Unlock()
 	if s.cfg.PublishEndpoint {
-		if _, err := WriteEndpoint(url, tok.Secret); err != nil {
+		if _, err := PublishEndpoint(Endpoint{URL: url, Token: tok.Secret, Operator: s.operatorSecret}); err != nil {
 			s.Close()
 			return "", err
 		}

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +76,100 @@ func TestMCPStdioWithoutConsoleSaysWhereItLooked(t *testing.T) {
 	r := run(t, []string{"HOME=" + home, "XDG_RUNTIME_DIR=", "TMPDIR=" + t.TempDir()}, "mcp-stdio")
 	r.wantCode(t, 1)
 	contains(t, "stderr", r.stderr, "no tabwarden console is running", home+"/.local/state/tabwarden/run/mcp.json (none)", "--endpoint FILE|URL")
+}
+
+// `tabwarden connect codex` mints a token called codex on the running
+// console and prints Codex's configuration with it; the token works, a second
+// connect gets codex-2, and an unknown host is a usage error.
+func TestConnectMintsANamedToken(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	eng := consent.New(consent.Config{})
+	defer eng.Close()
+	surface := tabsSurface{calls: make(chan string, 4)}
+	s, err := mcpserver.New(mcpserver.Config{Surface: surface, Engine: eng, PublishEndpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	env := []string{"HOME=" + home, "XDG_RUNTIME_DIR="}
+	r := run(t, env, "connect", "codex")
+	r.wantCode(t, 0)
+	contains(t, "connect", r.stdout, "Codex: put this in ~/.codex/config.toml", "[mcp_servers.tabwarden]", `url = "`+url+`"`, `Token "codex" was minted`)
+
+	r = run(t, env, "connect", "cursor", "--json")
+	r.wantCode(t, 0)
+	var out struct {
+		Host, Text, TokenName, Token, URL string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("connect --json printed %q: %v", r.stdout, err)
+	}
+	if out.Host != "cursor" || out.TokenName != "cursor" || out.URL != url || !strings.Contains(out.Text, "Bearer "+out.Token) {
+		t.Fatalf("connect --json: %+v", out)
+	}
+	if got := s.Tokens(); !slices.Contains(got, "codex") || !slices.Contains(got, "cursor") {
+		t.Fatalf("the console's tokens are %v", got)
+	}
+	r = run(t, env, "connect", "codex", "--json")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, `"tokenName": "codex-2"`) {
+		t.Fatalf("a second connect codex: %s", r.stdout)
+	}
+
+	// The minted token is a working agent token.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "cursor", Version: "1.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport(out.Token)}}, nil)
+	if err != nil {
+		t.Fatalf("connect with the minted token: %v", err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_tabs", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("browser_tabs with the minted token: %v %+v", err, res)
+	}
+
+	r = run(t, env, "connect", "notepad")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "unknown host", "claude-code")
+}
+
+// An agent token cannot mint tokens: the operator endpoint wants the
+// operator secret.
+func TestOperatorEndpointRefusesAgentTokens(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	eng := consent.New(consent.Config{})
+	defer eng.Close()
+	s, err := mcpserver.New(mcpserver.Config{Surface: tabsSurface{calls: make(chan string, 1)}, Engine: eng, PublishEndpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ep := mcpserver.Endpoint{URL: url, Operator: s.DefaultToken().Secret}
+	if _, err := mcpserver.RequestToken(context.Background(), ep, "sneaky"); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("minting with an agent token: %v", err)
+	}
+	if slices.Contains(s.Tokens(), "sneaky") {
+		t.Fatal("an agent token minted a token")
+	}
+}
+
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -140,6 +140,7 @@ Run without a command to start the console.`,
 		newDoctorCmd(o, s),
 		newVersionCmd(s),
 		newMCPStdioCmd(s),
+		newConnectCmd(s),
 	)
 	return root
 }
