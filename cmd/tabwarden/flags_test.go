@@ -26,3 +26,28 @@ func TestInvalidFlagValuesAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// Each subcommand's --help lists its own flags only; the console's --help
+// still lists them all, and a console flag still parses with any command.
+func TestSubcommandHelpShowsItsOwnFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		want, lack []string
+	}{
+		{[]string{"doctor", "--help"}, []string{"--chromium", "--headless", "--browser-url", "--profile"}, []string{"--mcp-listen", "--consent", "--policy", "--audit"}},
+		{[]string{"audit", "--help"}, []string{"--audit", "--json", "--since", "--conversation"}, []string{"--mcp-listen", "--headless", "--consent"}},
+		{[]string{"demo", "--help"}, []string{"--headless", "--profile", "--review-delay"}, []string{"--mcp-listen", "--policy", "--browser-url"}},
+		{[]string{"version", "--help"}, nil, []string{"--mcp-listen", "--headless", "Global Flags"}},
+		{[]string{"mcp-stdio", "--help"}, []string{"--endpoint", "--token"}, []string{"--mcp-listen", "--headless"}},
+		{[]string{"policy", "check", "--help"}, nil, []string{"--mcp-listen", "--headless"}},
+		{[]string{"--help"}, []string{"--mcp-listen", "--headless", "--consent", "--policy", "--audit", "--tools"}, nil},
+	} {
+		r := run(t, nil, tc.args...)
+		r.wantCode(t, 0)
+		contains(t, strings.Join(tc.args, " "), r.stdout, tc.want...)
+		lacks(t, strings.Join(tc.args, " "), r.stdout, tc.lack...)
+	}
+	// Hidden from help is not refused: an alias with a console flag works.
+	r := run(t, nil, "--headless", "version")
+	r.wantCode(t, 0)
+}

@@ -142,6 +142,7 @@ Run without a command to start the console.`,
 		newMCPStdioCmd(s),
 		newConnectCmd(s),
 	)
+	scopeHelp(root)
 	return root
 }
 
