@@ -20,7 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
-// The real console, shut down by SIGTERM and by `q` `y`, with an approved
+// The real console, shut down by SIGTERM, SIGINT and `q` `y`, with an approved
 // act in flight (its click waits on the fixture's /slow, which the fixture
 // saw) and two calls waiting on their reviews (one stateful and on screen,
 // one sessionless and queued): every client gets a tool result before the console exits —
@@ -35,7 +35,7 @@ func TestShutdownAnswersEveryCall(t *testing.T) {
 		t.Skip("tmux is not installed (make deps installs it)")
 	}
 	fixture.NeedChromium(t)
-	for _, how := range []string{"SIGTERM", "q y"} {
+	for _, how := range []string{"SIGTERM", "SIGINT", "q y"} {
 		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) { shutdownWithCallsInFlight(t, how) })
 	}
 }
@@ -202,8 +202,12 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 
 	stopped := time.Now()
 	switch how {
-	case "SIGTERM":
-		if err := syscall.Kill(ep.PID, syscall.SIGTERM); err != nil {
+	case "SIGTERM", "SIGINT":
+		sig := syscall.SIGTERM
+		if how == "SIGINT" {
+			sig = syscall.SIGINT
+		}
+		if err := syscall.Kill(ep.PID, sig); err != nil {
 			t.Fatal(err)
 		}
 	case "q y":
