@@ -224,7 +224,10 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 			fatal("%s: no answer 30 s after %s", name, how)
 		}
 	}
-	until("the console to exit", 30*time.Second, func() bool { _, err := os.Stat(exitFile); return err == nil })
+	until("the console to exit", 30*time.Second, func() bool {
+		code, err := os.ReadFile(exitFile)
+		return err == nil && strings.HasSuffix(string(code), "\n")
+	})
 	exited := time.Now()
 	if code, _ := os.ReadFile(exitFile); strings.TrimSpace(string(code)) != "0" {
 		fatal("the console exited %q", code)
