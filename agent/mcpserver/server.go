@@ -143,6 +143,10 @@ type Server struct {
 	postsIdle chan struct{}
 }
 
+// answerLinger is how long Close waits between the last answer written and
+// closing the sessions' event streams, when calls were in flight.
+const answerLinger = 500 * time.Millisecond
+
 // shutdowner is a Surface that can end its in-flight calls with results
 // (agent.Dispatcher): Close calls it first.
 type shutdowner interface {
@@ -443,6 +447,7 @@ func (s *Server) close() {
 	s.mu.Lock()
 	s.closed = true
 	srv, serveErr, stop, endpoint, url := s.http, s.serveErr, s.stopCtx, s.endpoint, s.url
+	busy := s.posts > 0
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
@@ -467,6 +472,18 @@ func (s *Server) close() {
 	// The calls have their results; wait until those are written to their
 	// POST streams, which closing a session would cut off.
 	s.waitPosts(grace)
+	if busy {
+		// A stateful client reads a POST's answer and its session's event
+		// stream on separate connections; if the stream's end is read
+		// first, the SDKs fail the session and with it the call whose
+		// answer is already on the wire. Give the answers a head start.
+		t := time.NewTimer(answerLinger)
+		select {
+		case <-t.C:
+		case <-grace.Done():
+		}
+		t.Stop()
+	}
 
 	for _, ss := range sessions {
 		ss.Close()
