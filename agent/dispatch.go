@@ -76,10 +76,9 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 }
 
 // Close stops following the engine's events and stops every batch job,
-// waiting for its goroutine. Calls still running are withdrawn first, as by
-// Shutdown with no time to wait for them.
+// waiting for its goroutine. It leaves calls alone: Shutdown (which the MCP
+// server's Close runs first) is what withdraws them.
 func (d *Dispatcher) Close() {
-	d.calls.shutdown()
 	d.jobs.close()
 	d.web.stop()
 	d.sites.close()
