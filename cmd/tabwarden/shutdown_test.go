@@ -163,26 +163,18 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 	// waits on /slow.
 	a := dialConsole(t, ep.URL, ep.Token, "agent-a", "2025-11-25")
 	opened := callAsync(a, "browser_open", map[string]any{"url": site.URL + "/slow-act.html"})
-	until("A's review on screen", 30*time.Second, func() bool { return shown() == 1 })
+	until("A's review on screen", 90*time.Second, func() bool { return shown() == 1 })
 	time.Sleep(500 * time.Millisecond) // past the key-ahead guard
 	keys("a")
 	var r callResult
 	select {
 	case r = <-opened:
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second):
 		fatal("A's open did not finish after a")
 	}
 	if obj := r.object(t, "A's open"); obj["ok"] != true {
 		fatal("A's open: %v", obj)
 	}
-	obs := <-callAsync(a, "browser_observe", map[string]any{})
-	o := obs.object(t, "A's observe")
-	snapshot, _ := o["snapshot"].(string)
-	m := regexp.MustCompile(`(?m)^(e\d+) button "Send slowly"`).FindStringSubmatch(snapshot)
-	if m == nil {
-		fatal("no Send slowly button in %v", o)
-	}
-
 	// B, stateful, and C, sessionless: each open waits on its review in
 	// the queue (their tabs are not visible).
 	b := dialConsole(t, ep.URL, ep.Token, "agent-b", "2025-11-25")
@@ -191,10 +183,30 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 	cOpen := callAsync(c, "browser_open", map[string]any{"url": site.URL + "/index.html?c"})
 	until("both reviews queued", 20*time.Second, func() bool { return strings.Contains(screen(), "Review queue (2)") })
 
+	// Observed only now: an observation expires, and the wait above can
+	// be long on a loaded machine.
+	obs := <-callAsync(a, "browser_observe", map[string]any{})
+	o := obs.object(t, "A's observe")
+	snapshot, _ := o["snapshot"].(string)
+	m := regexp.MustCompile(`(?m)^(e\d+) button "Send slowly"`).FindStringSubmatch(snapshot)
+	if m == nil {
+		fatal("no Send slowly button in %v", o)
+	}
+
 	// The act goes out; its request reaches the site and the click waits.
 	acted := callAsync(a, "browser_act", map[string]any{"observationId": o["observationId"], "action": map[string]any{"type": "click", "ref": m[1]}})
-	if _, err := site.WaitFor(testContext(t), func(r fixture.Request) bool { return r.Path == "/slow" }); err != nil {
-		fatal("the act's request never reached the site: %v", err)
+	reached := make(chan error, 1)
+	go func() {
+		_, err := site.WaitFor(testContext(t), func(r fixture.Request) bool { return r.Path == "/slow" })
+		reached <- err
+	}()
+	select {
+	case err := <-reached:
+		if err != nil {
+			fatal("the act's request never reached the site: %v", err)
+		}
+	case r := <-acted:
+		fatal("the act ended before its request reached the site: %v", r.object(t, "A's act"))
 	}
 	// The operator selects B: its review is on screen, C's still queued.
 	keys("Tab")
