@@ -164,8 +164,15 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 	a := dialConsole(t, ep.URL, ep.Token, "agent-a", "2025-11-25")
 	opened := callAsync(a, "browser_open", map[string]any{"url": site.URL + "/slow-act.html"})
 	until("A's review on screen", 90*time.Second, func() bool { return shown() == 1 })
-	time.Sleep(500 * time.Millisecond) // past the key-ahead guard
-	keys("a")
+	// `a` until it counts: the key-ahead guard ignores an early one.
+	until("A's review approved", 60*time.Second, func() bool {
+		if len(records(func(r audit.Record) bool { return r.Kind == audit.KindDecision && r.Decision == "approved" })) > 0 {
+			return true
+		}
+		time.Sleep(400 * time.Millisecond)
+		keys("a")
+		return false
+	})
 	var r callResult
 	select {
 	case r = <-opened:
