@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -47,6 +48,7 @@ type Dispatcher struct {
 	maxUpload int64
 	jobs      *jobs   // browser_batch jobs (batch.go)
 	web       *webUse // web_use tokens and sessions (webuse.go)
+	calls     inflight
 }
 
 // DispatcherConfig configures a Dispatcher. Engine and Browser are required.
@@ -74,7 +76,8 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 }
 
 // Close stops following the engine's events and stops every batch job,
-// waiting for its goroutine.
+// waiting for its goroutine. It leaves calls alone: Shutdown (which the MCP
+// server's Close runs first) is what withdraws them.
 func (d *Dispatcher) Close() {
 	d.jobs.close()
 	d.web.stop()
@@ -88,9 +91,134 @@ var _ Surface = (*Dispatcher)(nil)
 // is an envelope with its DESIGN code, and one audit record is written per call.
 func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) Result {
 	start := d.now()
-	res, tab := d.call(ctx, conv, tool, args)
-	d.record(conv, tool, tab, args, res, d.now().Sub(start))
+	ctx, end := d.calls.begin(ctx)
+	defer end()
+	var res Result
+	var tab consent.TabID
+	shutdown := context.Cause(ctx) == ErrShuttingDown
+	if shutdown {
+		res = fail(withdrawn(nil))
+	} else {
+		res, tab = d.call(ctx, conv, tool, args)
+		res, shutdown = shutdownResult(ctx, res)
+	}
+	d.record(conv, tool, tab, args, res, shutdown, d.now().Sub(start))
 	return res
+}
+
+// ErrShuttingDown is the cause Shutdown cancels running calls with.
+var ErrShuttingDown = errors.New("the console is shutting down")
+
+// ShutdownGrace is how long a console shutdown waits for in-flight calls to
+// end with their results (DESIGN §5: every call gets a result).
+const ShutdownGrace = 3 * time.Second
+
+// Shutdown withdraws every call in flight and refuses new ones: each ends
+// with a canceled result naming the shutdown — one whose action was already
+// dispatched says dispatched and mayHaveChangedState — and its audit record
+// says the same. It returns when all of them have returned (and their
+// audit records are written) or ctx is done, whichever is first; the error
+// is ctx's then. Idempotent.
+func (d *Dispatcher) Shutdown(ctx context.Context) error {
+	return d.calls.drain(ctx)
+}
+
+// Withdraw is Shutdown without the wait: running calls are cancelled with
+// the shutdown reason and new ones refused, and it returns at once (the
+// TUI calls it on its own goroutine when the operator quits).
+func (d *Dispatcher) Withdraw() { d.calls.shutdown() }
+
+// shutdownResult names the shutdown in the failure of a call that
+// Shutdown cancelled, and says whether it did. Only canceled failures are
+// the shutdown's doing; a call that failed otherwise, or finished, keeps
+// its own result.
+func shutdownResult(ctx context.Context, res Result) (Result, bool) {
+	if !res.IsError || res.Code() != string(consent.CodeCanceled) || context.Cause(ctx) != ErrShuttingDown {
+		return res, false
+	}
+	dispatched, _ := res.Object["dispatched"].(bool)
+	changed, _ := res.Object["mayHaveChangedState"].(bool)
+	return fail(withdrawn(&consent.Error{Dispatched: dispatched, MayHaveChangedState: changed})), true
+}
+
+// withdrawn is the error of a call the shutdown ended; was says what had
+// already reached the page (nil: nothing).
+func withdrawn(was *consent.Error) *consent.Error {
+	if was != nil && (was.Dispatched || was.MayHaveChangedState) {
+		return &consent.Error{
+			Code:       consent.CodeCanceled,
+			Message:    "the console shut down while this call ran: its action was already dispatched and may have changed the page; observe it when the console is back before doing anything else",
+			Dispatched: true, MayHaveChangedState: true, Next: consent.NextObserveBeforeRetry,
+		}
+	}
+	return consent.Errorf(consent.CodeCanceled, consent.NextListTabs, "withdrawn by shutdown: the console is shutting down; any review this call waited on was withdrawn and nothing it would have allowed ran")
+}
+
+// inflight tracks running calls so Shutdown can cancel them and wait.
+type inflight struct {
+	mu      sync.Mutex
+	closing bool
+	running map[*callSlot]struct{}
+	idle    chan struct{} // closed when running empties during a drain
+}
+
+type callSlot struct{ cancel context.CancelCauseFunc }
+
+// begin registers a call; after shutdown the returned context is already
+// cancelled with ErrShuttingDown. end must be called when the call's
+// result and audit record are done.
+func (f *inflight) begin(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closing {
+		cancel(ErrShuttingDown)
+		return ctx, func() {}
+	}
+	if f.running == nil {
+		f.running = map[*callSlot]struct{}{}
+	}
+	slot := &callSlot{cancel: cancel}
+	f.running[slot] = struct{}{}
+	return ctx, func() {
+		cancel(nil)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.running, slot)
+		if len(f.running) == 0 && f.idle != nil {
+			close(f.idle)
+			f.idle = nil
+		}
+	}
+}
+
+// shutdown refuses new calls and cancels the running ones; it returns a
+// channel closed when none runs.
+func (f *inflight) shutdown() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closing = true
+	for slot := range f.running {
+		slot.cancel(ErrShuttingDown)
+	}
+	if len(f.running) == 0 {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	return f.idle
+}
+
+func (f *inflight) drain(ctx context.Context) error {
+	select {
+	case <-f.shutdown():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) (Result, consent.TabID) {
@@ -566,7 +694,7 @@ func opErr(op *consent.Op, err error) error {
 
 // record writes the one audit record of a tool call: never values, only the
 // redacted input summary, sizes and the outcome code.
-func (d *Dispatcher) record(conv consent.ConversationID, tool string, tab consent.TabID, args json.RawMessage, res Result, took time.Duration) {
+func (d *Dispatcher) record(conv consent.ConversationID, tool string, tab consent.TabID, args json.RawMessage, res Result, shutdown bool, took time.Duration) {
 	if d.audit == nil {
 		return
 	}
@@ -578,6 +706,17 @@ func (d *Dispatcher) record(conv consent.ConversationID, tool string, tab consen
 		rec.Decision = "failed"
 	} else {
 		rec.Decision = "ok"
+	}
+	// The outcome the agent was told, in words the audit reader needs:
+	// whether input reached the page and whether shutdown ended the call.
+	changed, _ := res.Object["mayHaveChangedState"].(bool)
+	switch {
+	case shutdown && changed:
+		rec.Note = "withdrawn by shutdown after dispatch: may have changed state"
+	case shutdown:
+		rec.Note = "withdrawn by shutdown: nothing dispatched"
+	case res.IsError && changed:
+		rec.Note = "dispatched: may have changed state"
 	}
 	if err := d.audit.Write(rec); err != nil {
 		d.engine.Note(conv, fmt.Sprintf("audit write failed for %s: %v", tool, err), true)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/browser/fixture"
@@ -127,4 +128,55 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Chromium killed while a navigation's GET has reached the site (the
+// fixture's /slow never answers): the outcome is unknown, so Navigate says
+// dispatched and mayHaveChangedState. Killed while the same kind of
+// navigation is still held for its review, nothing left the browser, and
+// Navigate says so.
+func TestCrashDuringNavigation(t *testing.T) {
+	a := fixture.Start(t)
+	for _, reached := range []bool{true, false} {
+		name := "held"
+		if reached {
+			name = "reached"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := launch(t, nil)
+			tab := e.newTab(t)
+			before := a.Count("/slow")
+			done := e.navigate(testCtx(t), tab, a.URL+"/slow")
+			ask := e.gate.expectAsk(t, a.URL)
+			if reached {
+				ask.reply <- nil
+				if _, err := a.WaitFor(testCtx(t), func(r fixture.Request) bool { return r.Path == "/slow" }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := syscall.Kill(-e.b.PID(), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("Navigate did not return after the crash")
+			}
+			var ce *consent.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("navigate across the crash: %v, want a coded error", err)
+			}
+			got := a.Count("/slow") - before
+			if reached {
+				if got != 1 || !ce.Dispatched || !ce.MayHaveChangedState || ce.Next != consent.NextObserveBeforeRetry {
+					t.Fatalf("/slow reached %d times; result %#v, want dispatched, mayHaveChangedState, observe_before_retry", got, ce)
+				}
+				return
+			}
+			if got != 0 || ce.Dispatched || ce.MayHaveChangedState {
+				t.Fatalf("/slow reached %d times while held; result %#v, want not dispatched", got, ce)
+			}
+		})
+	}
 }

@@ -95,6 +95,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	}
 	b.reg.mu.Lock()
 	t.blocked, t.loading = 0, true
+	t.sent++
 	info := t.info()
 	b.reg.mu.Unlock()
 	b.gate.PutTab(info)

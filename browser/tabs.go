@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +49,9 @@ type tab struct {
 	// agentNavs counts Navigate/History calls in flight on this tab; the
 	// hook refuses their requests once the conversation is taken over.
 	agentNavs int
+	// sent counts main-frame requests the hook let go to the site: once it
+	// moves, a navigation that then fails may have reached the site.
+	sent uint64
 }
 
 func (t *tab) info() consent.TabInfo {
@@ -489,23 +494,75 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 		return err
 	}
 	defer b.agentNavDone(t)
+	b.reg.mu.Lock()
+	sent := t.sent
+	b.reg.mu.Unlock()
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(b.ctx, stop)()
 	res, err := proto.PageNavigate{URL: u.String()}.Call(client{b: b, sid: sid, ctx: nctx})
-	if err := b.navEnded(t); err != nil {
-		return err
+	if derr := b.navEnded(t); derr != nil {
+		if b.isDenial(t, derr) {
+			return derr
+		}
+		// Closed under the call (a crash kills every tab): the request
+		// may already have reached the site.
+		return b.reached(t, sent, derr)
 	}
 	switch {
 	case err != nil:
-		return b.opFailed("navigate", err)
+		return b.reached(t, sent, b.opFailed("navigate", err))
 	case res.ErrorText != "":
-		return b.opFailed("navigate", fmt.Errorf("%s", res.ErrorText))
+		err := b.opFailed("navigate", fmt.Errorf("%s", res.ErrorText))
+		if neverSent(res.ErrorText) {
+			return err
+		}
+		return b.reached(t, sent, err)
 	}
 	if res.LoaderID != "" {
 		b.waitLoad(ctx, t, res.LoaderID)
 	}
 	return nil
+}
+
+// reached marks err dispatched when the hook let a main-frame request of t
+// go to the site since sent was read: a navigation that fails after that
+// (Chromium killed, the op cancelled, the connection reset) may have
+// changed state on the site, and the agent must not read it as
+// "nothing happened" (DESIGN §5 uncertain outcomes).
+func (b *Browser) reached(t *tab, sent uint64, err error) error {
+	b.reg.mu.Lock()
+	moved := t.sent != sent
+	b.reg.mu.Unlock()
+	var ce *consent.Error
+	if !moved || !errors.As(err, &ce) {
+		return err
+	}
+	out := *ce
+	out.Dispatched, out.MayHaveChangedState = true, true
+	out.Next = consent.NextObserveBeforeRetry
+	out.Message += " (the request may have reached the site)"
+	return &out
+}
+
+// isDenial reports whether err is the hook's refusal of t's main-frame
+// request (consent or policy): then nothing went to the site.
+func (b *Browser) isDenial(t *tab, err error) bool {
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	return t.denial != nil && err == t.denial
+}
+
+// neverSent reports the Chromium net errors of a request that never
+// reached a server (no connection was made).
+func neverSent(errorText string) bool {
+	for _, e := range []string{"ERR_NAME_NOT_RESOLVED", "ERR_CONNECTION_REFUSED", "ERR_ADDRESS_UNREACHABLE",
+		"ERR_ADDRESS_INVALID", "ERR_CONNECTION_TIMED_OUT", "ERR_UNSAFE_PORT", "ERR_INVALID_URL", "ERR_BLOCKED_BY_CLIENT"} {
+		if strings.Contains(errorText, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // CloseTab closes a tab owned by conv.

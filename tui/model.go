@@ -185,6 +185,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		// Any answer but yes keeps the console running; no other key acts
 		// while the question is open, so a stray `a` cannot approve.
 		if key.Matches(k, keys.Yes, keys.ForceQ) {
+			if m.opts.BeforeQuit != nil {
+				m.opts.BeforeQuit()
+			}
 			for _, c := range m.state.Conversations {
 				_ = m.svc.Cancel(c.ID)
 			}

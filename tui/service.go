@@ -54,6 +54,11 @@ type Options struct {
 	ActivityLines int
 	// FlashFor is how long a flash message stays. Zero: 2 s.
 	FlashFor time.Duration
+	// BeforeQuit, when set, runs when the operator confirms quitting,
+	// before the live conversations are cancelled: the console withdraws
+	// the agents' calls in flight there, so they hear of the shutdown
+	// rather than of a cancel. It must not block.
+	BeforeQuit func()
 }
 
 const defaultFlashFor = 2 * time.Second

@@ -43,6 +43,17 @@
 // missing_session). Every tool call runs under a context that is cancelled
 // when its conversation ends.
 //
+// # Shutdown
+//
+// Close answers every call in flight before anything closes (DESIGN §5):
+// new calls get missing_session ("the console is shutting down"); a
+// Surface with a Shutdown method (agent.Dispatcher) withdraws its running
+// calls, whose results name the shutdown; the server waits until those
+// answers are written (all within agent.ShutdownGrace, 3 s), gives
+// stateful clients a short head start to read them, and only then ends
+// the conversations, closes the MCP sessions and shuts the HTTP server
+// down with a deadline.
+//
 // # Results and audit
 //
 // A tool result carries agent.Result.JSON() as compact text content, the

@@ -135,10 +135,26 @@ type Server struct {
 	defaultTok Token
 	watchers   sync.WaitGroup
 	closeOnce  sync.Once
+	// posts counts requests other than the GET event stream being served:
+	// Close waits for them, so every answer is on the wire before the
+	// sessions close. postsIdle is closed when posts drops to zero while
+	// Close waits.
+	posts     int
+	postsIdle chan struct{}
 
 	// operatorSecret authorizes OperatorPath; it is published only in the
 	// endpoint file, never to agents.
 	operatorSecret string
+}
+
+// answerLinger is how long Close waits between the last answer written and
+// closing the sessions' event streams, when calls were in flight.
+const answerLinger = 500 * time.Millisecond
+
+// shutdowner is a Surface that can end its in-flight calls with results
+// (agent.Dispatcher): Close calls it first.
+type shutdowner interface {
+	Shutdown(ctx context.Context) error
 }
 
 // New validates cfg and builds a Server; nothing listens until Start.
@@ -355,6 +371,10 @@ func (s *Server) URL() string {
 // everything else (initialize, session-bound requests, DELETE, the GET
 // stream) to the stateful one.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		s.postStarted()
+		defer s.postDone()
+	}
 	if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
 		s.stateless.ServeHTTP(w, r)
 		return
@@ -418,16 +438,35 @@ func lower(s string) string {
 	return string(b)
 }
 
-// Close stops serving: every conversation ends (ops cancelled, tabs handed
-// to the operator), every MCP session closes, the listener closes and the
-// endpoint file is removed. Idempotent; a concurrent call returns when the
-// first one has finished.
+// Close stops serving, in the order that lets every call in flight end
+// with a result (DESIGN §5): new calls are refused; a Surface that can
+// (agent.Dispatcher) withdraws its running calls with a shutdown reason and
+// they write their results and audit records; the server waits for those
+// answers to reach the wire (agent.ShutdownGrace in all); then every
+// conversation ends (tabs handed to the operator), every MCP session
+// closes, the HTTP server shuts down gracefully (with a deadline, then
+// closes what is left) and the endpoint file is removed. Idempotent; a
+// concurrent call returns when the first one has finished.
 func (s *Server) Close() { s.closeOnce.Do(s.close) }
 
 func (s *Server) close() {
 	s.mu.Lock()
 	s.closed = true
 	srv, serveErr, stop, endpoint, url := s.http, s.serveErr, s.stopCtx, s.endpoint, s.url
+	busy := s.posts > 0
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+
+	grace, cancel := context.WithTimeout(context.Background(), agent.ShutdownGrace)
+	defer cancel()
+	if sd, ok := s.cfg.Surface.(shutdowner); ok {
+		if err := sd.Shutdown(grace); err != nil {
+			s.log.Warn("calls still running at shutdown", "err", err)
+		}
+	}
+	s.mu.Lock()
 	var sessions []*mcp.ServerSession
 	for _, t := range s.sessions {
 		sessions = append(sessions, t.session)
@@ -436,10 +475,22 @@ func (s *Server) close() {
 		s.endConversationLocked(c, "console closing")
 	}
 	s.mu.Unlock()
-
-	if stop != nil {
-		stop()
+	// The calls have their results; wait until those are written to their
+	// POST streams, which closing a session would cut off.
+	s.waitPosts(grace)
+	if busy {
+		// A stateful client reads a POST's answer and its session's event
+		// stream on separate connections; if the stream's end is read
+		// first, the SDKs fail the session and with it the call whose
+		// answer is already on the wire. Give the answers a head start.
+		t := time.NewTimer(answerLinger)
+		select {
+		case <-t.C:
+		case <-grace.Done():
+		}
+		t.Stop()
 	}
+
 	for _, ss := range sessions {
 		ss.Close()
 	}
@@ -463,6 +514,42 @@ func (s *Server) close() {
 		if err := RemoveEndpoint(url); err != nil {
 			s.log.Warn("remove endpoint file", "err", err)
 		}
+	}
+}
+
+func (s *Server) postStarted() {
+	s.mu.Lock()
+	s.posts++
+	s.mu.Unlock()
+}
+
+func (s *Server) postDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.posts--
+	if s.posts == 0 && s.postsIdle != nil {
+		close(s.postsIdle)
+		s.postsIdle = nil
+	}
+}
+
+// waitPosts waits until no request but event streams is being served, or
+// ctx is done.
+func (s *Server) waitPosts(ctx context.Context) {
+	s.mu.Lock()
+	if s.posts == 0 {
+		s.mu.Unlock()
+		return
+	}
+	if s.postsIdle == nil {
+		s.postsIdle = make(chan struct{})
+	}
+	idle := s.postsIdle
+	s.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		s.log.Warn("answers still being written at shutdown", "err", ctx.Err())
 	}
 }
 

@@ -116,6 +116,9 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		}
 		defer agents.close()
 		tuiOpts.Minter = agents
+		// Quitting withdraws the agents' calls before the TUI cancels the
+		// conversations, so each call's result names the shutdown.
+		tuiOpts.BeforeQuit = agents.dispatch.Withdraw
 	}
 	err = tui.Run(ctx, eng, tuiOpts)
 	cancel()
