@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -209,11 +210,26 @@ func liveTabs(st consent.State, conv consent.ConversationID) (tabs []consent.Tab
 	return nil, false
 }
 
-// checkURL accepts only absolute http(s) URLs (DESIGN §5 invalid_url).
+// MaxURLBytes bounds a URL an agent may open or navigate to (8 KiB, the
+// request-line limit of common web servers; docs/decisions.md).
+const MaxURLBytes = 8 << 10
+
+// checkURL accepts only absolute http(s) URLs with a host, no credentials,
+// a port (when given) in 1–65535 and at most MaxURLBytes bytes (DESIGN §5
+// invalid_url). It runs before any review and before any tab exists.
 func checkURL(raw string) (*url.URL, error) {
+	if len(raw) > MaxURLBytes {
+		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "the URL is %d bytes; at most %d are accepted", len(raw), MaxURLBytes)
+	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
 		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "use an absolute http or https URL without credentials")
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "port %s is not a valid port (1 to 65535)", p)
+		}
 	}
 	return u, nil
 }
