@@ -71,7 +71,10 @@ type registry struct {
 	// creating counts NewTab calls between Target.createTarget and claim.
 	// While it is positive an unknown opener-less target may be ours, so it
 	// waits in unclaimed instead of becoming an operator tab.
-	creating  int
+	creating int
+	// pending counts each conversation's NewTab calls in flight, so that
+	// concurrent opens cannot pass tab_limit together.
+	pending   map[consent.ConversationID]int
 	unclaimed map[proto.TargetTargetID]proto.TargetTargetInfo
 	// guarded maps the upload guard's auto-attached page sessions to
 	// their targets (file chooser events arrive on them).
@@ -85,6 +88,7 @@ func (r *registry) init() {
 	r.byTarget = map[proto.TargetTargetID]*tab{}
 	r.bySess = map[proto.TargetSessionID]*tab{}
 	r.unclaimed = map[proto.TargetTargetID]proto.TargetTargetInfo{}
+	r.pending = map[consent.ConversationID]int{}
 	r.guarded = map[proto.TargetSessionID]proto.TargetTargetID{}
 }
 
@@ -123,8 +127,10 @@ func (r *registry) sweep() []consent.TabInfo {
 	return out
 }
 
+// liveOwned counts conv's tabs that are open or being opened; closed tabs
+// (which stay in byID for tab_closed) do not count; r.mu must be held.
 func (r *registry) liveOwned(conv consent.ConversationID) int {
-	n := 0
+	n := r.pending[conv]
 	for _, t := range r.byID {
 		if !t.closed && t.conv == conv {
 			n++
@@ -292,6 +298,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 		return "", consent.Errorf(consent.CodeTabLimit, consent.NextListTabs, "this conversation already has %d tabs open; close one first", b.opts.TabLimit)
 	}
 	r.creating++
+	r.pending[conv]++
 	r.mu.Unlock()
 
 	cctx, cancel := b.call(ctx)
@@ -300,6 +307,9 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 
 	r.mu.Lock()
 	r.creating--
+	if r.pending[conv]--; r.pending[conv] <= 0 {
+		delete(r.pending, conv)
+	}
 	var t *tab
 	if err == nil {
 		t = r.byTarget[res.TargetID] // closed already by someone else?
@@ -330,9 +340,26 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 	actx, acancel := b.call(ctx)
 	defer acancel()
 	if _, err := b.attach(actx, t); err != nil {
+		// The caller never learns this tab's id: close it rather than leave
+		// a blank tab counting against the conversation's tab_limit.
+		b.closeTarget(t)
 		return "", b.opFailed("attach to the new tab", err)
 	}
 	return t.id, nil
+}
+
+// closeTarget closes t's target and marks it closed at once, whoever owns
+// it; the callers have checked that they may.
+func (b *Browser) closeTarget(t *tab) {
+	b.reg.mu.Lock()
+	target := t.target
+	b.reg.mu.Unlock()
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	if _, err := (proto.TargetCloseTarget{TargetID: target}).Call(b.rod().Context(ctx)); err != nil {
+		b.log.Debug("close target", "target", string(target), "err", err)
+	}
+	b.onTargetDestroyed(target)
 }
 
 // session returns the tab's flat CDP session, attaching on first use.
