@@ -592,6 +592,10 @@ func (b *Browser) onConsentEvent(e consent.Event) {
 		b.spawn(func() { b.takeOver(conv) })
 		return
 	}
+	if e.Kind == consent.EventCloseTabs {
+		b.closeEnded(e.Tabs)
+		return
+	}
 	if e.Kind != consent.EventSelect || e.Tab == "" {
 		return
 	}
@@ -602,6 +606,28 @@ func (b *Browser) onConsentEvent(e consent.Event) {
 	case b.activate <- struct{}{}:
 	default: // a wake-up is pending; it will read the newest front
 	}
+}
+
+// closeEnded closes the tabs of a conversation whose grace is over
+// (consent.EventCloseTabs). Only tabs a conversation owned are closed: the
+// engine names tabs by id, and an operator's own tab is never one of them.
+func (b *Browser) closeEnded(ids []consent.TabID) {
+	var ts []*tab
+	b.reg.mu.Lock()
+	for _, id := range ids {
+		if t := b.reg.byID[id]; t != nil && !t.closed && t.conv != "" {
+			ts = append(ts, t)
+		}
+	}
+	b.reg.mu.Unlock()
+	if len(ts) == 0 {
+		return
+	}
+	b.spawn(func() {
+		for _, t := range ts {
+			b.closeTarget(t)
+		}
+	})
 }
 
 // activationWorker brings the selected tab to front. Selections coalesce:

@@ -65,7 +65,7 @@ func (e *impl) startGraceLocked(c *conv, tabs []TabID) {
 	gen := en.gen
 	en.stop = e.afterFunc(e.cfg.EndedTabGrace, func() { e.graceOver(c.id, gen) })
 	e.ended[c.id] = en
-	e.addActivityLocked(c.id, fmt.Sprintf("%d tab(s) of %s close in %s unless you keep them (o)", len(tabs), c.name, clock(e.cfg.EndedTabGrace)), false)
+	e.addActivityLocked(c.id, fmt.Sprintf("its %d tab(s) close in %s unless you keep them (o)", len(tabs), clock(e.cfg.EndedTabGrace)), false)
 }
 
 // graceOver closes what is left of an ended conversation's tabs.

@@ -112,7 +112,7 @@ func TestEndedConversationTabsCloseAfterTheGrace(t *testing.T) {
 	if owner, _ := h.e.Owner("t1"); owner != "" {
 		t.Fatalf("t1 owned by %q during the grace", owner)
 	}
-	if !strings.Contains(st.Activity[len(st.Activity)-1].Text, "2 tab(s) of one close in 2:00") {
+	if !strings.Contains(st.Activity[len(st.Activity)-1].Text, "its 2 tab(s) close in 2:00 unless you keep them (o)") {
 		t.Fatalf("activity %+v", st.Activity[len(st.Activity)-1])
 	}
 
