@@ -307,11 +307,11 @@ const releaseTimeout = 10 * time.Second
 // tab is closed, so a denied or failed open leaves nothing behind (it
 // would count against tab_limit and hold a renderer). Only when the
 // failure says the site may have been reached does the tab stay: what it
-// shows is how the agent can find out, so the failure names it.
+// shows is how the agent finds out (browser_tabs lists it).
 func (d *Dispatcher) releaseTab(ctx context.Context, conv consent.ConversationID, tab consent.TabID, cause error) Result {
 	var ce *consent.Error
 	if errors.As(cause, &ce) && (ce.Dispatched || ce.MayHaveChangedState) {
-		return withFields(fail(cause), map[string]any{"tabId": string(tab)})
+		return fail(cause)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()

@@ -359,7 +359,39 @@ func (b *Browser) closeTarget(t *tab) {
 	if _, err := (proto.TargetCloseTarget{TargetID: target}).Call(b.rod().Context(ctx)); err != nil {
 		b.log.Debug("close target", "target", string(target), "err", err)
 	}
+	b.confirmClosed(target)
 	b.onTargetDestroyed(target)
+}
+
+// Closing a target can be lost: Target.closeTarget answers success, yet a
+// page whose navigation just failed (a denied open: the error page is
+// committing in another renderer) stays open. confirmClosed checks in the
+// background that the target is gone and closes it again until it is.
+const (
+	closeRetries = 10
+	closeRecheck = 300 * time.Millisecond
+)
+
+func (b *Browser) confirmClosed(target proto.TargetTargetID) {
+	b.spawn(func() {
+		for range closeRetries {
+			select {
+			case <-time.After(closeRecheck):
+			case <-b.ctx.Done():
+				return
+			}
+			ctx, cancel := b.call(nil)
+			_, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
+			if err == nil {
+				_, err = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
+				cancel()
+				continue
+			}
+			cancel()
+			return // gone (or the browser is; a relaunch starts afresh)
+		}
+		b.log.Warn("a closed tab is still open in Chromium", "target", string(target))
+	})
 }
 
 // session returns the tab's flat CDP session, attaching on first use.
@@ -546,6 +578,7 @@ func (b *Browser) CloseTab(ctx context.Context, conv consent.ConversationID, id 
 	if _, err := (proto.TargetCloseTarget{TargetID: t.target}).Call(b.rod().Context(cctx)); err != nil {
 		return b.opFailed("close the tab", err)
 	}
+	b.confirmClosed(t.target)
 	// Chromium's targetDestroyed event comes later; until it does the tab
 	// must already be closed for every caller, so a use right after close
 	// is tab_closed rather than a dead CDP session. The event's second
