@@ -58,6 +58,10 @@ type HandoffArgs struct {
 	Reason string `json:"reason,omitempty" jsonschema:"what the person should do, e.g. sign in or solve a CAPTCHA"`
 }
 
+type CloseArgs struct {
+	TabID string `json:"tabId" jsonschema:"the owned tab to close"`
+}
+
 type ListToolsArgs struct {
 	TabID string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,9 @@ type Browser interface {
 	Navigate(ctx context.Context, conv consent.ConversationID, id consent.TabID, rawURL string) error
 	History(ctx context.Context, conv consent.ConversationID, id consent.TabID, action string) error
 	Tab(id consent.TabID) (consent.TabInfo, error)
+	// CloseTab closes a tab conv owns: tab_closed when it is gone already,
+	// wrong_conversation when another conversation or the operator owns it.
+	CloseTab(ctx context.Context, conv consent.ConversationID, id consent.TabID) error
 	Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error)
 	// Available is nil while Chromium runs; after a crash it starts the
 	// relaunch and answers browser_unavailable until the new one is up.
@@ -259,6 +263,8 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 		return run(ctx, conv, args, d.verify)
 	case "browser_handoff":
 		return run(ctx, conv, args, d.handoff)
+	case "browser_close":
+		return run(ctx, conv, args, d.closeTab)
 	case "browser_upload":
 		return run(ctx, conv, args, d.upload)
 	case "browser_batch":
@@ -337,11 +343,26 @@ func liveTabs(st consent.State, conv consent.ConversationID) (tabs []consent.Tab
 	return nil, false
 }
 
-// checkURL accepts only absolute http(s) URLs (DESIGN §5 invalid_url).
+// MaxURLBytes bounds a URL an agent may open or navigate to (8 KiB, the
+// request-line limit of common web servers; docs/decisions.md).
+const MaxURLBytes = 8 << 10
+
+// checkURL accepts only absolute http(s) URLs with a host, no credentials,
+// a port (when given) in 1–65535 and at most MaxURLBytes bytes (DESIGN §5
+// invalid_url). It runs before any review and before any tab exists.
 func checkURL(raw string) (*url.URL, error) {
+	if len(raw) > MaxURLBytes {
+		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "the URL is %d bytes; at most %d are accepted", len(raw), MaxURLBytes)
+	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
 		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "use an absolute http or https URL without credentials")
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "port %s is not a valid port (1 to 65535)", p)
+		}
 	}
 	return u, nil
 }
@@ -369,11 +390,13 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 		return fail(err), tab
 	}
 	defer op.End()
+	created := false
 	if tab == "" {
 		tab, err = d.browser.NewTab(op.Context(), conv, a.Background)
 		if err != nil {
 			return fail(opErr(op, err)), ""
 		}
+		created = true
 		op.BindTab(tab)
 		// Site tools attach before the first navigation so the polyfill is
 		// there for the first document; a failure only costs site tools.
@@ -385,7 +408,11 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 		}
 	}
 	if err := d.browser.Navigate(op.Context(), conv, tab, a.URL); err != nil {
-		return fail(opErr(op, err)), tab
+		err = opErr(op, err)
+		if created {
+			return d.releaseTab(ctx, conv, tab, err), tab
+		}
+		return fail(err), tab
 	}
 	info, err := d.browser.Tab(tab)
 	if err != nil {
@@ -398,6 +425,28 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 		"next":    string(consent.NextObserve),
 		"trust":   TrustUntrusted,
 	}), tab
+}
+
+// releaseTimeout bounds closing the tab of a failed open; the op's own
+// context may already be done (take-over, cancel, deadline).
+const releaseTimeout = 10 * time.Second
+
+// releaseTab answers a browser_open that failed in the tab it made. The
+// tab is closed, so a denied or failed open leaves nothing behind (it
+// would count against tab_limit and hold a renderer). Only when the
+// failure says the site may have been reached does the tab stay: what it
+// shows is how the agent finds out (browser_tabs lists it).
+func (d *Dispatcher) releaseTab(ctx context.Context, conv consent.ConversationID, tab consent.TabID, cause error) Result {
+	var ce *consent.Error
+	if errors.As(cause, &ce) && (ce.Dispatched || ce.MayHaveChangedState) {
+		return fail(cause)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := d.browser.CloseTab(cctx, conv, tab); err != nil && consent.CodeOf(err) != consent.CodeTabClosed {
+		d.engine.Note(conv, "could not close the tab of a failed open ("+string(tab)+"): "+string(consent.CodeOf(err)), true)
+	}
+	return fail(cause)
 }
 
 func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, a NavigateArgs) (Result, consent.TabID) {

@@ -34,6 +34,12 @@ import (
 // operator below still has to wait it out, as a person would.
 const reviewDelay = 20 * time.Millisecond
 
+// endedGrace is how long an ended conversation's tabs stay open in these
+// tests (the console's default is consent.DefaultEndedTabGrace). Tests
+// close their tabs before their conversation ends, so only the test of the
+// grace itself waits it out.
+const endedGrace = 3 * time.Second
+
 var shared struct {
 	once    sync.Once
 	err     error
@@ -68,7 +74,7 @@ func chromium(t *testing.T) {
 	}
 	shared.once.Do(func() {
 		shared.engLog = &audit.Memory{}
-		shared.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, Audit: shared.engLog})
+		shared.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, Audit: shared.engLog, EndedTabGrace: endedGrace})
 		dir, err := os.MkdirTemp("", "tabwarden-e2e-")
 		if err != nil {
 			shared.err = err

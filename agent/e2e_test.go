@@ -45,9 +45,11 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the denied origin", n)
 	}
-	// The denied tab is released: still the agent's, showing nothing.
-	e.waitTab(denied.Tab, "was released to about:blank", func(ts consent.TabState) bool { return ts.URL == "about:blank" })
-	wantFail(t, e.call("browser_observe", map[string]any{"tabId": string(denied.Tab)}), consent.CodeInvalidURL, false)
+	// The denied open closed the tab it made: nothing is left to use.
+	if _, known := e.eng.Owner(denied.Tab); known {
+		t.Fatalf("the denied open's tab %s is still open", denied.Tab)
+	}
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": string(denied.Tab)}), consent.CodeTabClosed, false)
 	if n := reviewsShown(e.conv, consent.KindNavigation); n != 2 {
 		t.Fatalf("%d navigation reviews shown, want 2", n)
 	}

@@ -35,6 +35,10 @@ func (goneBrowser) Tab(consent.TabID) (consent.TabInfo, error) {
 	return consent.TabInfo{}, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
 }
 
+func (goneBrowser) CloseTab(context.Context, consent.ConversationID, consent.TabID) error {
+	return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
+}
+
 func (goneBrowser) Page(context.Context, consent.ConversationID, consent.TabID) (*rod.Page, error) {
 	return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
 }

@@ -94,6 +94,13 @@ var Specs = []ToolSpec{
 		Args: HandoffArgs{},
 	},
 	{
+		Name:  "browser_close",
+		Title: "Close a tab",
+		Description: "Close one of your tabs when you are done with it. The person is not asked: closing loads nothing new." +
+			" Returns closed:true; afterwards every call on that tabId fails tab_closed. A conversation may keep only a few tabs open at once (tab_limit): close the ones you no longer need.",
+		Args: CloseArgs{},
+	},
+	{
 		Name:  "browser_upload",
 		Title: "Upload a file to a file input",
 		Description: "Put a file into a file input of the page you just observed: ref is the file input (listed as sensitive; browser_act cannot touch it), filename the name the page sees, contentBase64 the bytes (your host may be another machine, so the bytes travel in the call)." +

@@ -9,7 +9,7 @@ import (
 
 func TestSpecsCoverTheToolSurface(t *testing.T) {
 	want := []string{"browser_tabs", "browser_open", "browser_navigate", "browser_observe", "browser_act",
-		"browser_verify", "browser_handoff", "browser_upload", "browser_batch", "browser_job", "webmcp_list_tools", "webmcp_call_tool"}
+		"browser_verify", "browser_handoff", "browser_close", "browser_upload", "browser_batch", "browser_job", "webmcp_list_tools", "webmcp_call_tool"}
 	var got []string
 	readOnly := map[string]bool{}
 	for _, s := range Specs {
@@ -85,6 +85,9 @@ func TestSpecSchemas(t *testing.T) {
 	}
 	if e := prop("browser_navigate", "action")["enum"]; len(e.([]any)) != 3 {
 		t.Errorf("navigate actions = %v", e)
+	}
+	if r := required("browser_close"); !slices.Equal(r, []any{"tabId"}) {
+		t.Errorf("browser_close required = %v", r)
 	}
 	if p := schemas["browser_tabs"]["properties"]; p != nil {
 		t.Errorf("browser_tabs takes arguments: %v", p)

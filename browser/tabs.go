@@ -76,7 +76,10 @@ type registry struct {
 	// creating counts NewTab calls between Target.createTarget and claim.
 	// While it is positive an unknown opener-less target may be ours, so it
 	// waits in unclaimed instead of becoming an operator tab.
-	creating  int
+	creating int
+	// pending counts each conversation's NewTab calls in flight, so that
+	// concurrent opens cannot pass tab_limit together.
+	pending   map[consent.ConversationID]int
 	unclaimed map[proto.TargetTargetID]proto.TargetTargetInfo
 	// guarded maps the upload guard's auto-attached page sessions to
 	// their targets (file chooser events arrive on them).
@@ -90,6 +93,7 @@ func (r *registry) init() {
 	r.byTarget = map[proto.TargetTargetID]*tab{}
 	r.bySess = map[proto.TargetSessionID]*tab{}
 	r.unclaimed = map[proto.TargetTargetID]proto.TargetTargetInfo{}
+	r.pending = map[consent.ConversationID]int{}
 	r.guarded = map[proto.TargetSessionID]proto.TargetTargetID{}
 }
 
@@ -128,8 +132,10 @@ func (r *registry) sweep() []consent.TabInfo {
 	return out
 }
 
+// liveOwned counts conv's tabs that are open or being opened; closed tabs
+// (which stay in byID for tab_closed) do not count; r.mu must be held.
 func (r *registry) liveOwned(conv consent.ConversationID) int {
-	n := 0
+	n := r.pending[conv]
 	for _, t := range r.byID {
 		if !t.closed && t.conv == conv {
 			n++
@@ -297,6 +303,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 		return "", consent.Errorf(consent.CodeTabLimit, consent.NextListTabs, "this conversation already has %d tabs open; close one first", b.opts.TabLimit)
 	}
 	r.creating++
+	r.pending[conv]++
 	r.mu.Unlock()
 
 	cctx, cancel := b.call(ctx)
@@ -305,6 +312,9 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 
 	r.mu.Lock()
 	r.creating--
+	if r.pending[conv]--; r.pending[conv] <= 0 {
+		delete(r.pending, conv)
+	}
 	var t *tab
 	if err == nil {
 		t = r.byTarget[res.TargetID] // closed already by someone else?
@@ -335,9 +345,58 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 	actx, acancel := b.call(ctx)
 	defer acancel()
 	if _, err := b.attach(actx, t); err != nil {
+		// The caller never learns this tab's id: close it rather than leave
+		// a blank tab counting against the conversation's tab_limit.
+		b.closeTarget(t)
 		return "", b.opFailed("attach to the new tab", err)
 	}
 	return t.id, nil
+}
+
+// closeTarget closes t's target and marks it closed at once, whoever owns
+// it; the callers have checked that they may.
+func (b *Browser) closeTarget(t *tab) {
+	b.reg.mu.Lock()
+	target := t.target
+	b.reg.mu.Unlock()
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	if _, err := (proto.TargetCloseTarget{TargetID: target}).Call(b.rod().Context(ctx)); err != nil {
+		b.log.Debug("close target", "target", string(target), "err", err)
+	}
+	b.confirmClosed(target)
+	b.onTargetDestroyed(target)
+}
+
+// Closing a target can be lost: Target.closeTarget answers success, yet a
+// page whose navigation just failed (a denied open: the error page is
+// committing in another renderer) stays open. confirmClosed checks in the
+// background that the target is gone and closes it again until it is.
+const (
+	closeRetries = 10
+	closeRecheck = 300 * time.Millisecond
+)
+
+func (b *Browser) confirmClosed(target proto.TargetTargetID) {
+	b.spawn(func() {
+		for range closeRetries {
+			select {
+			case <-time.After(closeRecheck):
+			case <-b.ctx.Done():
+				return
+			}
+			ctx, cancel := b.call(nil)
+			_, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
+			if err == nil {
+				_, err = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
+				cancel()
+				continue
+			}
+			cancel()
+			return // gone (or the browser is; a relaunch starts afresh)
+		}
+		b.log.Warn("a closed tab is still open in Chromium", "target", string(target))
+	})
 }
 
 // session returns the tab's flat CDP session, attaching on first use.
@@ -576,6 +635,7 @@ func (b *Browser) CloseTab(ctx context.Context, conv consent.ConversationID, id 
 	if _, err := (proto.TargetCloseTarget{TargetID: t.target}).Call(b.rod().Context(cctx)); err != nil {
 		return b.opFailed("close the tab", err)
 	}
+	b.confirmClosed(t.target)
 	// Chromium's targetDestroyed event comes later; until it does the tab
 	// must already be closed for every caller, so a use right after close
 	// is tab_closed rather than a dead CDP session. The event's second
@@ -622,6 +682,10 @@ func (b *Browser) onConsentEvent(e consent.Event) {
 		b.spawn(func() { b.takeOver(conv) })
 		return
 	}
+	if e.Kind == consent.EventCloseTabs {
+		b.closeEnded(e.Tabs)
+		return
+	}
 	if e.Kind != consent.EventSelect || e.Tab == "" {
 		return
 	}
@@ -632,6 +696,28 @@ func (b *Browser) onConsentEvent(e consent.Event) {
 	case b.activate <- struct{}{}:
 	default: // a wake-up is pending; it will read the newest front
 	}
+}
+
+// closeEnded closes the tabs of a conversation whose grace is over
+// (consent.EventCloseTabs). Only tabs a conversation owned are closed: the
+// engine names tabs by id, and an operator's own tab is never one of them.
+func (b *Browser) closeEnded(ids []consent.TabID) {
+	var ts []*tab
+	b.reg.mu.Lock()
+	for _, id := range ids {
+		if t := b.reg.byID[id]; t != nil && !t.closed && t.conv != "" {
+			ts = append(ts, t)
+		}
+	}
+	b.reg.mu.Unlock()
+	if len(ts) == 0 {
+		return
+	}
+	b.spawn(func() {
+		for _, t := range ts {
+			b.closeTarget(t)
+		}
+	})
 }
 
 // activationWorker brings the selected tab to front. Selections coalesce:

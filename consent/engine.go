@@ -34,6 +34,14 @@ type Config struct {
 	Info  Info
 	// Now is the clock (tests may inject one). Nil: time.Now.
 	Now func() time.Time
+	// EndedTabGrace is how long the tabs of an ended conversation stay
+	// open before the engine has them closed (EventCloseTabs) unless the
+	// operator keeps them (KeepTabs). Zero: DefaultEndedTabGrace.
+	EndedTabGrace time.Duration
+	// AfterFunc runs f once d has passed on the clock of Now, returning a
+	// stop func; the ended-tab grace uses it. Nil: time.AfterFunc. Tests
+	// inject a fake clock's.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Engine is the gate engine (DESIGN §4). Safe for concurrent use.
@@ -61,7 +69,8 @@ func (e *Engine) AddConversation(id ConversationID, name string) { e.addConversa
 
 // RemoveConversation ends a conversation: its running op is cancelled, its
 // pending reviews resolve canceled, its grants are dropped and its tabs
-// become operator tabs.
+// become operator tabs, which close after Config.EndedTabGrace unless the
+// operator keeps them (State.Ended, KeepTabs, EventCloseTabs).
 func (e *Engine) RemoveConversation(id ConversationID) { e.removeConversation(id) }
 
 // PutTab adds or updates a tab as the browser reports it. A tab with an

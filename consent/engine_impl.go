@@ -41,6 +41,11 @@ type impl struct {
 	idleClosed bool
 
 	disp *dispatcher
+
+	// ended holds the conversations whose tabs wait out their grace
+	// (ended.go); graceGen tells a stale grace timer from the live one.
+	ended    map[ConversationID]*ending
+	graceGen uint64
 }
 
 type conv struct {
@@ -75,12 +80,16 @@ func newEngine(cfg Config) *Engine {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.EndedTabGrace <= 0 {
+		cfg.EndedTabGrace = DefaultEndedTabGrace
+	}
 	e := &Engine{impl: impl{
 		cfg:    cfg,
 		eff:    effectiveProfile(cfg.Profile, cfg.Floor),
 		convs:  map[ConversationID]*conv{},
 		tabs:   map[TabID]*tab{},
 		tabOps: map[TabID]*opImpl{},
+		ended:  map[ConversationID]*ending{},
 		ops:    map[*opImpl]struct{}{},
 		subs:   map[int]chan struct{}{},
 		info:   cfg.Info,
@@ -113,6 +122,9 @@ func (e *impl) close() {
 		for op := range e.ops {
 			op.cancelLocked(Errorf(CodeCanceled, NextNone, "console is shutting down"))
 		}
+		for _, en := range e.ended {
+			en.stop()
+		}
 		e.closed = true
 		e.commitLocked()
 	}
@@ -135,6 +147,11 @@ func (e *impl) addConversation(id ConversationID, name string) {
 		e.commitLocked()
 		return
 	}
+	if en := e.ended[id]; en != nil {
+		// The id is back: the tabs of its end stay the operator's.
+		en.stop()
+		e.dropEndingLocked(en)
+	}
 	e.seq++
 	e.convs[id] = &conv{id: id, name: name, seq: e.seq, grants: newGrants()}
 	if e.sel == (Selection{}) {
@@ -156,13 +173,16 @@ func (e *impl) removeConversation(id ConversationID) {
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine"})
 	c.grants = newGrants()
 	delete(e.convs, id)
+	var handed []TabID
 	for _, t := range e.tabs {
 		if t.info.Conversation == id {
 			t.info.Conversation = ""
 			t.epoch++
+			handed = append(handed, t.info.ID)
 		}
 	}
 	e.addActivityLocked(id, "conversation ended: "+c.name, false)
+	e.startGraceLocked(c, handed)
 	if e.sel.Conversation == id {
 		next := Selection{}
 		if first := e.sortedConvsLocked(); len(first) > 0 {
@@ -182,7 +202,14 @@ func (e *impl) putTab(ti TabInfo) {
 	if ti.Conversation != "" {
 		if _, ok := e.convs[ti.Conversation]; !ok {
 			// An unknown owner cannot own anything: keep the tab untouchable.
+			// A tab reported for a conversation that ended (a late popup)
+			// closes with the others unless the operator keeps them.
+			if en := e.ended[ti.Conversation]; en != nil {
+				en.tabs[ti.ID] = struct{}{}
+			}
 			ti.Conversation = ""
+		} else {
+			e.endedTabGoneLocked(ti.ID)
 		}
 	}
 	t, ok := e.tabs[ti.ID]
@@ -212,6 +239,7 @@ func (e *impl) removeTab(id TabID) {
 	e.dropTabLocked(t, Errorf(CodeTabClosed, NextListTabs, "tab %s was closed", id), "tab_closed")
 	t.epoch++
 	delete(e.tabs, id)
+	e.endedTabGoneLocked(id)
 	e.emitLocked(Event{Kind: EventTabRemoved, Conversation: t.info.Conversation, Tab: id})
 	if e.sel.Tab == id {
 		e.setSelectionLocked(Selection{Conversation: e.sel.Conversation, Tab: e.pickTabLocked(e.sel.Conversation)})
@@ -273,6 +301,13 @@ func (e *impl) selectTab(id ConversationID, tabID TabID) {
 	defer e.mu.Unlock()
 	if id != "" {
 		if _, ok := e.convs[id]; !ok {
+			if e.ended[id] == nil {
+				return
+			}
+			// An ended conversation is selected as a whole: its tabs are
+			// the operator's, and selecting one would make it "visible".
+			e.setSelectionLocked(Selection{Conversation: id})
+			e.commitLocked()
 			return
 		}
 	}
@@ -519,6 +554,7 @@ func (e *impl) snapshot() State {
 		Info:        e.info,
 		Selection:   e.sel,
 		Activity:    append([]Activity(nil), e.activity...),
+		Ended:       e.endedLocked(),
 	}
 	waiting := map[TabID]bool{} // tabs with a queued, unfocused review
 	for _, r := range e.queue {

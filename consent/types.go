@@ -246,6 +246,10 @@ type State struct {
 	Focused   *Review
 	Selection Selection
 	Activity  []Activity // newest last, bounded
+	// Ended lists the ended conversations whose tabs close at CloseAt
+	// unless the operator keeps them, oldest first. Their tabs are also in
+	// OperatorTabs.
+	Ended []EndedConversation
 }
 
 // EventKind names a control event for listeners (the browser layer).
@@ -262,6 +266,8 @@ const (
 	EventTabRemoved    EventKind = "tab_removed"
 	EventFreeze        EventKind = "freeze"         // Conversation frozen: the agent lost batch Job's answer
 	EventFreezeCleared EventKind = "freeze_cleared" // the operator cleared Conversation's freeze
+	EventCloseTabs     EventKind = "close_tabs"     // close Tabs: the grace of ended Conversation is over
+	EventTabsKept      EventKind = "tabs_kept"      // the operator kept the tabs of ended Conversation
 )
 
 // Event is delivered, in order and never dropped, to listeners registered
@@ -272,5 +278,6 @@ type Event struct {
 	Tab          TabID
 	Review       *Review
 	Approved     bool
-	Job          string // the batch job of EventFreeze and EventFreezeCleared
+	Job          string  // the batch job of EventFreeze and EventFreezeCleared
+	Tabs         []TabID // the tabs of EventCloseTabs
 }

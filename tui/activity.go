@@ -45,6 +45,11 @@ func (a activityLog) names() map[consent.ConversationID]string {
 	for _, c := range a.s.Conversations {
 		m[c.ID] = convLabel(c)
 	}
+	for _, en := range a.s.Ended {
+		if name := clean(en.Name); name != "" {
+			m[en.ID] = name
+		}
+	}
 	return m
 }
 

@@ -99,6 +99,11 @@ func (f *fakeService) ClearFreeze(conv consent.ConversationID) error {
 	return nil
 }
 
+func (f *fakeService) KeepTabs(conv consent.ConversationID) error {
+	f.record("keep " + string(conv))
+	return nil
+}
+
 type fakeMinter struct{}
 
 func (fakeMinter) MintToken() (MintedToken, error) {
@@ -276,6 +281,21 @@ func frozenState() consent.State {
 	frozen := consent.Activity{Time: fixedNow.Add(-40 * time.Second), Conversation: "c1a2",
 		Text: "frozen: batch job-3f9a2c41d07be815 outcome unknown to the agent; u clears", Warn: true}
 	s.Activity = append(s.Activity[:1:1], append([]consent.Activity{frozen}, s.Activity[1:]...)...)
+	return s
+}
+
+// endedState has a conversation that ended with two tabs, 1:45 before
+// they close, and it is selected.
+func endedState() consent.State {
+	s := baseState()
+	s.OperatorTabs = append(s.OperatorTabs,
+		consent.TabState{TabInfo: consent.TabInfo{ID: "t5", URL: "https://shop.example/orders", Title: "Orders — Shop"}, Status: consent.TabIdle},
+		consent.TabState{TabInfo: consent.TabInfo{ID: "t6", URL: "about:blank"}, Status: consent.TabIdle})
+	s.Ended = []consent.EndedConversation{{ID: "c5e6", Name: "cursor · Cursor", EndedAt: fixedNow.Add(-15 * time.Second),
+		CloseAt: fixedNow.Add(105 * time.Second), Tabs: []consent.TabID{"t5", "t6"}}}
+	s.Selection = consent.Selection{Conversation: "c5e6"}
+	s.Activity = append(s.Activity, consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Text: "conversation ended: cursor · Cursor"},
+		consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Text: "its 2 tab(s) close in 2:00 unless you keep them (o)"})
 	return s
 }
 

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
 )
@@ -28,6 +29,11 @@ func navItems(s consent.State) []navItem {
 		for _, t := range c.Tabs {
 			items = append(items, navItem{conv: c.ID, tab: t.ID})
 		}
+	}
+	// An ended conversation is one stop: its tabs are the operator's, and
+	// selecting it is how the operator keeps them (o).
+	for _, en := range s.Ended {
+		items = append(items, navItem{conv: en.ID})
 	}
 	return items
 }
@@ -56,6 +62,7 @@ type inventory struct {
 	sel     consent.Selection
 	details bool
 	st      styles
+	now     time.Time // for the countdown of ended conversations' tabs
 }
 
 func convLabel(c consent.ConversationState) string {
@@ -127,8 +134,12 @@ func (v inventory) section(w int) section {
 // when nothing is selected) so a short section can keep it in view.
 func (v inventory) lines(w int) (out []string, selected int) {
 	selected = -1
-	out = append(out, v.st.rule.Render(rule(fmt.Sprintf("Conversations (%d)", len(v.s.Conversations)), w, "─")))
-	if len(v.s.Conversations) == 0 {
+	heading := fmt.Sprintf("Conversations (%d)", len(v.s.Conversations))
+	if n := len(v.s.Ended); n > 0 {
+		heading = fmt.Sprintf("Conversations (%d, %d ended)", len(v.s.Conversations), n)
+	}
+	out = append(out, v.st.rule.Render(rule(heading, w, "─")))
+	if len(v.s.Conversations) == 0 && len(v.s.Ended) == 0 {
 		out = append(out, trunc("  No conversations yet. Agents connect over MCP.", w))
 	}
 	items := navItems(v.s)
@@ -181,13 +192,45 @@ func (v inventory) lines(w int) (out []string, selected int) {
 			}
 		}
 	}
-	if len(v.s.OperatorTabs) > 0 {
-		out = append(out, v.st.rule.Render(rule(fmt.Sprintf("Operator tabs (%d, agents cannot touch)", len(v.s.OperatorTabs)), w, "─")))
+	// The tabs of ended conversations are operator tabs, listed under the
+	// conversation they close with rather than twice.
+	ending := map[consent.TabID]bool{}
+	for _, en := range v.s.Ended {
+		mark := "  "
+		if en.ID == v.sel.Conversation {
+			mark = "▸ "
+		}
+		line := trunc(mark+clean(en.Name)+" ("+clean(string(en.ID))+")", max(0, w-len(" [ended]"))) + " [ended]"
+		if selIdx >= 0 && selItem.conv == en.ID {
+			selected = len(out)
+			line = v.st.selected.Render(padRight(trunc(line, w), w))
+		} else {
+			line = v.st.title.Render(trunc(line, w))
+		}
+		out = append(out, line)
+		out = append(out, v.st.warn.Render(trunc("    "+closeText(en.CloseAt.Sub(v.now)), w)))
+		for _, id := range en.Tabs {
+			ending[id] = true
+			for _, t := range v.s.OperatorTabs {
+				if t.ID == id {
+					out = append(out, v.tabLine(t, false, w))
+				}
+			}
+		}
+	}
+	var operator []consent.TabState
+	for _, t := range v.s.OperatorTabs {
+		if !ending[t.ID] {
+			operator = append(operator, t)
+		}
+	}
+	if len(operator) > 0 {
+		out = append(out, v.st.rule.Render(rule(fmt.Sprintf("Operator tabs (%d, agents cannot touch)", len(operator)), w, "─")))
 		// Every Chromium starts with a blank tab the operator never opened;
 		// listed one by one they read like pages to look at. Blank, quiet
 		// ones fold into one count line; any with a badge stays listed.
 		blank := 0
-		for _, t := range v.s.OperatorTabs {
+		for _, t := range operator {
 			if blankURL(t.URL) && tabBadges(t) == "" {
 				blank++
 				continue
@@ -202,6 +245,16 @@ func (v inventory) lines(w int) (out []string, selected int) {
 		}
 	}
 	return out, selected
+}
+
+// closeText is the countdown under an ended conversation: when its tabs
+// close, and the key that keeps them.
+func closeText(left time.Duration) string {
+	if left <= 0 {
+		return "tabs closing…"
+	}
+	s := int((left + time.Second - 1) / time.Second)
+	return fmt.Sprintf("tabs close in %d:%02d · o keep", s/60, s%60)
 }
 
 func (v inventory) tabLine(t consent.TabState, sel bool, w int) string {

@@ -11,6 +11,7 @@ type keyMap struct {
 	Resume   key.Binding
 	Cancel   key.Binding
 	Unfreeze key.Binding
+	Keep     key.Binding
 	Mint     key.Binding
 	NextConv key.Binding
 	PrevConv key.Binding
@@ -36,6 +37,7 @@ func defaultKeyMap() keyMap {
 		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
 		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel")),
 		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
+		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep ended tabs")),
 		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "token")),
 		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conv")),
 		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conv")),
@@ -54,8 +56,9 @@ func defaultKeyMap() keyMap {
 	}
 }
 
-// ShortHelp is the one-line footer. Unfreeze is left out to keep it within
-// 80 columns; a frozen conversation's own line in the inventory names it.
+// ShortHelp is the one-line footer. Unfreeze and Keep are left out to keep
+// it within 80 columns; a frozen or ended conversation's own line in the
+// inventory names its key.
 func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Help, k.Quit, k.NextConv, k.Details}
 }
@@ -64,7 +67,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
-		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Mint, k.Dismiss},
+		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss},
 		{k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
 		{k.Help, k.Quit, k.ForceQ},
 	}

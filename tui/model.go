@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -215,6 +216,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.onConversation("cancel", m.svc.Cancel)
 	case key.Matches(k, keys.Unfreeze):
 		return m.clearFreeze()
+	case key.Matches(k, keys.Keep):
+		return m.keepTabs()
 	case key.Matches(k, keys.Mint):
 		return m.mint()
 	case key.Matches(k, keys.NextConv):
@@ -292,6 +295,22 @@ func (m *Model) clearFreeze() tea.Cmd {
 		return m.setFlash("clear freeze failed: " + clean(err.Error()))
 	}
 	return m.setFlash("freeze cleared: " + convLabel(*c) + " may call tools again")
+}
+
+// keepTabs keeps the tabs of the selected ended conversation open. Like
+// clearFreeze it acts only on what the operator sees: an ended
+// conversation selected on screen.
+func (m *Model) keepTabs() tea.Cmd {
+	for _, en := range m.state.Ended {
+		if en.ID != m.sel.Conversation {
+			continue
+		}
+		if err := m.svc.KeepTabs(en.ID); err != nil {
+			return m.setFlash("keep failed: " + clean(err.Error()))
+		}
+		return m.setFlash(fmt.Sprintf("kept %d tab(s) of %s: they stay open as operator tabs", len(en.Tabs), clean(en.Name)))
+	}
+	return m.setFlash("nothing to keep: select an ended conversation whose tabs are about to close")
 }
 
 func (m *Model) mint() tea.Cmd {

@@ -22,6 +22,9 @@ type Service interface {
 	// ClearFreeze ends a conversation's freeze (its agent lost a batch
 	// submit's answer); the operator presses it after looking at the job.
 	ClearFreeze(conv consent.ConversationID) error
+	// KeepTabs keeps the tabs of an ended conversation (State.Ended) open
+	// instead of letting them close when its grace is over.
+	KeepTabs(conv consent.ConversationID) error
 }
 
 var _ Service = (*consent.Engine)(nil)

@@ -116,6 +116,8 @@ func cannedResult(tool string, args json.RawMessage) agent.Result {
 		return ok(map[string]any{"verified": true, "evidence": "text found: \"Saved 1\"", "trust": agent.TrustUntrusted})
 	case "browser_handoff":
 		return ok(map[string]any{"status": "paused", "next": "user_resume"})
+	case "browser_close":
+		return ok(map[string]any{"tabId": "tab-1", "closed": true})
 	case "webmcp_list_tools":
 		return ok(map[string]any{"trust": agent.TrustUntrusted, "support": map[string]any{"native": true},
 			"tools": []any{map[string]any{"toolId": "tool-1", "name": "save_draft", "title": "Save draft", "description": "Saves a draft",

@@ -47,6 +47,7 @@ func transcriptCases() []transcriptCase {
 		{"browser_act_stale_observation", "browser_act reusing a consumed observation: an isError envelope.", sessionlessVersion, "tools/call", call("browser_act", map[string]any{"tabId": "tab-1", "observationId": "obs-used", "action": click})},
 		{"browser_verify", "browser_verify success.", sessionlessVersion, "tools/call", call("browser_verify", map[string]any{"tabId": "tab-1", "assertion": "text_contains", "value": "Saved 1"})},
 		{"browser_handoff", "browser_handoff: paused until the person resumes.", sessionlessVersion, "tools/call", call("browser_handoff", map[string]any{"tabId": "tab-1", "reason": "sign in"})},
+		{"browser_close", "browser_close receipt: the tab is closed, no review.", sessionlessVersion, "tools/call", call("browser_close", map[string]any{"tabId": "tab-1"})},
 		{"webmcp_list_tools", "webmcp_list_tools success.", sessionlessVersion, "tools/call", call("webmcp_list_tools", map[string]any{"tabId": "tab-1"})},
 		{"webmcp_call_tool", "webmcp_call_tool success (call allowed, result shared).", sessionlessVersion, "tools/call", call("webmcp_call_tool", map[string]any{"tabId": "tab-1", "toolId": "tool-1", "input": map[string]any{"title": "hello"}})},
 	}

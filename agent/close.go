@@ -1,0 +1,37 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// closeTab is browser_close: the conversation closes one of its own tabs.
+// It asks for no review: closing a tab sends nothing to any website (the
+// page's unload handlers are not a step the operator approves, no more
+// than the tab's own navigation away is), and the operator sees the tab
+// leave the inventory. It is still one op on the tab (busy while another
+// runs, paused during a take-over, so the agent cannot close the page the
+// person has taken over) and is audited like every call.
+func (d *Dispatcher) closeTab(ctx context.Context, conv consent.ConversationID, a CloseArgs) (Result, consent.TabID) {
+	if a.TabID == "" {
+		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "tabId is required: name the tab to close (see browser_tabs)")), ""
+	}
+	tab := consent.TabID(a.TabID)
+	owner, known := d.engine.Owner(tab)
+	switch {
+	case !known:
+		return fail(consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", tab)), tab
+	case owner != conv:
+		return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that tab belongs to another conversation or to the operator")), tab
+	}
+	op, err := d.engine.Begin(ctx, conv, tab, "close")
+	if err != nil {
+		return fail(err), tab
+	}
+	defer op.End()
+	if err := d.browser.CloseTab(op.Context(), conv, tab); err != nil {
+		return fail(opErr(op, err)), tab
+	}
+	return ok(map[string]any{"tabId": string(tab), "closed": true}), tab
+}
