@@ -504,10 +504,12 @@ func (e *impl) snapshot() State {
 	}
 	waiting := map[TabID]bool{} // tabs with a queued, unfocused review
 	for _, r := range e.queue {
-		st.Queue = append(st.Queue, r.copyOut())
+		q := r.copyOut()
 		if r != e.focused {
 			waiting[r.Tab] = true
+			q.QueueDeadline = e.queueDeadlineLocked(r)
 		}
+		st.Queue = append(st.Queue, q)
 	}
 	if e.focused != nil {
 		f := e.focused.copyOut()

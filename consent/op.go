@@ -80,7 +80,7 @@ func (o *opImpl) errLocked() *Error {
 	if errors.Is(o.ctx.Err(), context.DeadlineExceeded) {
 		return Errorf(CodeTimeout, NextNone, "the caller's deadline passed")
 	}
-	return Errorf(CodeCanceled, NextNone, "the caller cancelled the operation")
+	return Errorf(CodeCanceled, NextNone, "the caller cancelled the operation%s", causeSuffix(o.ctx))
 }
 
 // whyLocked is errLocked for paths that know the op is over.
