@@ -68,7 +68,12 @@ func (e *Engine) AddConversation(id ConversationID, name string) { e.addConversa
 // RemoveConversation ends a conversation: its running op is cancelled, its
 // pending reviews resolve canceled, its grants are dropped and its tabs
 // become operator tabs.
-func (e *Engine) RemoveConversation(id ConversationID) { e.removeConversation(id) }
+func (e *Engine) RemoveConversation(id ConversationID) { e.removeConversation(id, "") }
+
+// EndConversation is RemoveConversation for a caller that is gone, with
+// why (e.g. "agent token x revoked"): its pending reviews are withdrawn and
+// audited with the reason, and its ops fail canceled saying it.
+func (e *Engine) EndConversation(id ConversationID, why string) { e.removeConversation(id, why) }
 
 // PutTab adds or updates a tab as the browser reports it. A tab with an
 // empty Conversation is an operator tab.

@@ -128,7 +128,7 @@ func (e *impl) addConversation(id ConversationID, name string) {
 	e.commitLocked()
 }
 
-func (e *impl) removeConversation(id ConversationID) {
+func (e *impl) removeConversation(id ConversationID, reason string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -136,9 +136,13 @@ func (e *impl) removeConversation(id ConversationID) {
 		return
 	}
 	c.epoch++
-	why := Errorf(CodeCanceled, NextNone, "conversation ended")
+	msg := "conversation ended"
+	if reason != "" {
+		msg += ": " + reason
+	}
+	why := Errorf(CodeCanceled, NextNone, "%s", msg)
 	e.cancelOpsLocked(id, why)
-	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine"})
+	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + msg})
 	c.grants = newGrants()
 	delete(e.convs, id)
 	for _, t := range e.tabs {

@@ -21,8 +21,9 @@ import (
 //     protocol, the POST ending: the SDK cancels the handler's context;
 //   - the stateful POST that carried the call (and whose SSE response would
 //     carry its result) closing: see carriers below;
-//   - the conversation ending: session DELETE or idle timeout, token
-//     revoked, server closing (conversation.ctx).
+//   - the conversation ending: session DELETE (endDeleted), token revoked,
+//     server closing (conversation.ctx). The idle timeout never ends a
+//     session with a call in flight, so it withdraws nothing.
 //
 // The consent engine withdraws a pending review when the context of its Ask
 // (or of the op the review belongs to) ends, and audits it canceled with
@@ -98,6 +99,21 @@ func (s *Server) carrierOf(req *mcp.CallToolRequest) (ctx context.Context, ok bo
 		return done, true
 	}
 	return ctx, true
+}
+
+// endDeleted ends the conversation of a session its own client DELETEs
+// before the SDK sees the request: the SDK closes the session only once its
+// in-flight calls have returned, and a call waiting on a review would hold
+// the DELETE (and its review) until the review timed out.
+func (s *Server) endDeleted(r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	s.mu.Lock()
+	t := s.sessions[id]
+	own := t != nil && t.deleted
+	s.mu.Unlock()
+	if own {
+		s.sessionEnded(id)
+	}
 }
 
 // attend returns the context a tool call runs under (see above) and a

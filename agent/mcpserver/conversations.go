@@ -109,8 +109,18 @@ func (s *Server) endConversationLocked(c *conversation, why string) {
 	}
 	delete(s.convs, c.key)
 	c.cancel(errors.New("its conversation ended: " + why))
-	s.cfg.Engine.RemoveConversation(c.id)
+	if e, ok := s.cfg.Engine.(conversationEnder); ok {
+		e.EndConversation(c.id, why) // its reviews are withdrawn with why
+	} else {
+		s.cfg.Engine.RemoveConversation(c.id)
+	}
 	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Note: "ended: " + why})
+}
+
+// conversationEnder is the part of *consent.Engine that records why a
+// conversation ended with the reviews it withdraws.
+type conversationEnder interface {
+	EndConversation(id consent.ConversationID, why string)
 }
 
 // errNoIdentity explains a call that has no live conversation.

@@ -372,6 +372,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodDelete {
 		s.noteDelete(r)
+		s.endDeleted(r)
 	}
 	s.carry(r, func(r *http.Request) { s.stateful.ServeHTTP(w, r) })
 }
