@@ -16,10 +16,10 @@ const (
 	// CLI enforces them; tests use shorter timeouts here): under 10 s an
 	// operator cannot read a panel, and a review that waits over 30 min has
 	// no agent left waiting for it.
-	MinReviewTimeout = 10 * time.Second
-	MaxReviewTimeout = 30 * time.Minute
-	DefaultOpDeadline    = 30 * time.Second
-	ActivityLimit        = 200
+	MinReviewTimeout  = 10 * time.Second
+	MaxReviewTimeout  = 30 * time.Minute
+	DefaultOpDeadline = 30 * time.Second
+	ActivityLimit     = 200
 )
 
 // Config configures an Engine. Zero durations take the defaults above.
