@@ -53,6 +53,32 @@ func TestGoneCallerWithdrawsWithReason(t *testing.T) {
 	}
 }
 
+// The op's owner may End it (its call returned on the cancelled context)
+// before the Ask waiting on the review wakes: the review is withdrawn with
+// the caller's reason all the same.
+func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
+	gone := errors.New("the caller is gone: its HTTP request ended")
+	h := newHarness(t, Config{}).std()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	op, err := h.e.Begin(ctx, "c1", "t1", "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook's Ask never wakes on its own: it waits on a context that
+	// does not end, like a request held while the tab's op runs.
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	r := h.focused("t1")
+	h.e.mu.Lock() // End runs before the waiting Ask can see the cancellation
+	cancel(gone)
+	op.endLocked()
+	h.e.mu.Unlock()
+	result(t, ch)
+	recs := records(h.mem, audit.KindDecision)
+	if len(recs) != 1 || recs[0].Review != r.ID || recs[0].Decision != "canceled" || !strings.Contains(recs[0].Note, gone.Error()) {
+		t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
+	}
+}
+
 // Reviews the engine itself ends carry no "withdrawn" note: only a caller
 // that is gone withdraws.
 func TestEngineResolutionsAreNotWithdrawals(t *testing.T) {
