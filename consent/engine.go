@@ -12,14 +12,17 @@ const (
 	DefaultReviewDelay   = 500 * time.Millisecond
 	MinReviewDelay       = 250 * time.Millisecond
 	DefaultReviewTimeout = 60 * time.Second
-	// MinReviewTimeout and MaxReviewTimeout bound --review-timeout (the
-	// CLI enforces them; tests use shorter timeouts here): under 10 s an
-	// operator cannot read a panel, and a review that waits over 30 min has
-	// no agent left waiting for it.
-	MinReviewTimeout  = 10 * time.Second
-	MaxReviewTimeout  = 30 * time.Minute
-	DefaultOpDeadline = 30 * time.Second
-	ActivityLimit     = 200
+	DefaultOpDeadline    = 30 * time.Second
+	ActivityLimit        = 200
+)
+
+// MinReviewTimeout and MaxReviewTimeout bound --review-timeout (the CLI
+// enforces them; tests use shorter timeouts here): under 10 s an operator
+// cannot read a panel, and a review that waits over 30 min has no agent
+// left waiting for it.
+const (
+	MinReviewTimeout = 10 * time.Second
+	MaxReviewTimeout = 30 * time.Minute
 )
 
 // Config configures an Engine. Zero durations take the defaults above.

@@ -21,21 +21,22 @@ import (
 type options struct {
 	consent     string
 	reviewDelay time.Duration
+	policies    []string
+	profile     string
+	chromium    string
+	headless    bool
+	browserURL  string
+	mcpListen   string
+	audit       string
+	maxUpload   int64
+	sessionIdle time.Duration
+	tools       string
+	script      string // hidden: scripted consent requests for exercising the screen
+
 	// reviewTimeout is --review-timeout; reviewTimeoutSet says it was
 	// given (the demo keeps its own longer timeout otherwise).
 	reviewTimeout    time.Duration
 	reviewTimeoutSet bool
-	policies         []string
-	profile          string
-	chromium         string
-	headless         bool
-	browserURL       string
-	mcpListen        string
-	audit            string
-	maxUpload        int64
-	sessionIdle      time.Duration
-	tools            string
-	script           string // hidden: scripted consent requests for exercising the screen
 }
 
 // streams are the process's standard streams, injected so tests and the
