@@ -428,3 +428,92 @@ func TestNoProgressWithoutToken(t *testing.T) {
 		t.Fatalf("%d progress notifications in a 1 s review at a 50 ms interval, want at least 5", n)
 	}
 }
+
+// BenchmarkGoneCallerWithdrawal measures how long a review stays on screen
+// after the stateful POST that carried its call closes (issue 10: within
+// 2 s): from the client's hang-up to the review leaving the engine.
+func BenchmarkGoneCallerWithdrawal(b *testing.B) {
+	mem := &audit.Memory{}
+	eng := consent.New(consent.Config{Audit: mem})
+	defer eng.Close()
+	s, err := New(Config{Surface: reviewSurface{eng: eng}, Engine: eng, Version: "test"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ts := &testServer{Server: s, url: url, secret: s.DefaultToken().Secret, engine: eng, audit: mem}
+	changes, stop := eng.Changes()
+	defer stop()
+	wait := func(pred func(consent.State) bool) {
+		limit := time.After(15 * time.Second)
+		for !pred(eng.Snapshot()) {
+			select {
+			case <-changes:
+			case <-limit:
+				b.Fatal("timed out")
+			}
+		}
+	}
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		session := openSessionB(b, ts)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(
+				[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"browser_open","arguments":{"url":"https://shop.test/"}}}`)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+ts.secret)
+			req.Header.Set("Mcp-Protocol-Version", statefulVersion)
+			req.Header.Set("Mcp-Session-Id", session)
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			if resp, err := client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		wait(func(st consent.State) bool { return st.Focused != nil })
+		hangUp := time.Now()
+		cancel()
+		wait(func(st consent.State) bool { return len(st.Queue) == 0 })
+		total += time.Since(hangUp)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/withdrawal")
+}
+
+// openSessionB is openSession for a benchmark.
+func openSessionB(b *testing.B, ts *testServer) string {
+	b.Helper()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + statefulVersion +
+		`","capabilities":{},"clientInfo":{"name":"bench","version":"1.0"}}}`)
+	req, _ := http.NewRequest(http.MethodPost, ts.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+ts.secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		b.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	req, _ = http.NewRequest(http.MethodPost, ts.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+ts.secret)
+	req.Header.Set("Mcp-Protocol-Version", statefulVersion)
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return id
+}
