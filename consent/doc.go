@@ -79,6 +79,16 @@
 // ReviewTimeout (timeout; disclosure_timeout for a disclosure). A review
 // with no op on its tab that waits in the queue for ReviewTimeout fails
 // needs_attention. Timers use real time; Config.Now only stamps records.
+// A snapshot gives each queued review its QueueDeadline: when one of these
+// ends it unless it comes on screen first.
+//
+// # Callers that are gone
+//
+// A pending review is withdrawn at once when its caller is gone: the
+// context of its Ask, or of the op it belongs to, ends (before or after the
+// op's End), or EndConversation ends its conversation. It resolves
+// canceled and leaves the screen, and its decision record's note says
+// "withdrawn: " and why (the context's cause, as the MCP server gives it).
 //
 // # Delivery semantics
 //

@@ -16,6 +16,15 @@ const (
 	ActivityLimit        = 200
 )
 
+// MinReviewTimeout and MaxReviewTimeout bound --review-timeout (the CLI
+// enforces them; tests use shorter timeouts here): under 10 s an operator
+// cannot read a panel, and a review that waits over 30 min has no agent
+// left waiting for it.
+const (
+	MinReviewTimeout = 10 * time.Second
+	MaxReviewTimeout = 30 * time.Minute
+)
+
 // Config configures an Engine. Zero durations take the defaults above.
 // ReviewDelay below MinReviewDelay is accepted here (tests use short
 // delays); the CLI enforces the minimum.
@@ -71,7 +80,12 @@ func (e *Engine) AddConversation(id ConversationID, name string) { e.addConversa
 // pending reviews resolve canceled, its grants are dropped and its tabs
 // become operator tabs, which close after Config.EndedTabGrace unless the
 // operator keeps them (State.Ended, KeepTabs, EventCloseTabs).
-func (e *Engine) RemoveConversation(id ConversationID) { e.removeConversation(id) }
+func (e *Engine) RemoveConversation(id ConversationID) { e.removeConversation(id, "") }
+
+// EndConversation is RemoveConversation for a caller that is gone, with
+// why (e.g. "agent token x revoked"): its pending reviews are withdrawn and
+// audited with the reason, and its ops fail canceled saying it.
+func (e *Engine) EndConversation(id ConversationID, why string) { e.removeConversation(id, why) }
 
 // PutTab adds or updates a tab as the browser reports it. A tab with an
 // empty Conversation is an operator tab.

@@ -160,7 +160,7 @@ func (e *impl) addConversation(id ConversationID, name string) {
 	e.commitLocked()
 }
 
-func (e *impl) removeConversation(id ConversationID) {
+func (e *impl) removeConversation(id ConversationID, reason string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -168,9 +168,13 @@ func (e *impl) removeConversation(id ConversationID) {
 		return
 	}
 	c.epoch++
-	why := Errorf(CodeCanceled, NextNone, "conversation ended")
+	msg := "conversation ended"
+	if reason != "" {
+		msg += ": " + reason
+	}
+	why := Errorf(CodeCanceled, NextNone, "%s", msg)
 	e.cancelOpsLocked(id, why)
-	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine"})
+	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + msg})
 	c.grants = newGrants()
 	delete(e.convs, id)
 	var handed []TabID
@@ -558,10 +562,12 @@ func (e *impl) snapshot() State {
 	}
 	waiting := map[TabID]bool{} // tabs with a queued, unfocused review
 	for _, r := range e.queue {
-		st.Queue = append(st.Queue, r.copyOut())
+		q := r.copyOut()
 		if r != e.focused {
 			waiting[r.Tab] = true
+			q.QueueDeadline = e.queueDeadlineLocked(r)
 		}
+		st.Queue = append(st.Queue, q)
 	}
 	if e.focused != nil {
 		f := e.focused.copyOut()

@@ -80,7 +80,7 @@ func (o *opImpl) errLocked() *Error {
 	if errors.Is(o.ctx.Err(), context.DeadlineExceeded) {
 		return Errorf(CodeTimeout, NextNone, "the caller's deadline passed")
 	}
-	return Errorf(CodeCanceled, NextNone, "the caller cancelled the operation")
+	return Errorf(CodeCanceled, NextNone, "the caller cancelled the operation%s", causeSuffix(o.ctx))
 }
 
 // whyLocked is errLocked for paths that know the op is over.
@@ -111,18 +111,29 @@ func (o *opImpl) bindTab(tabID TabID) {
 }
 
 func (o *opImpl) end() {
+	o.e.mu.Lock()
+	defer o.e.mu.Unlock()
+	o.endLocked()
+}
+
+func (o *opImpl) endLocked() {
 	e := o.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if o.ended {
 		return
 	}
 	o.ended = true
 	o.haltLocked()
-	// Reviews still asked on behalf of the op have no one to serve.
+	// Reviews still asked on behalf of the op have no one to serve. When
+	// the op's caller is gone, End may come before the Ask that waits on
+	// the review sees it: the review is withdrawn with the caller's reason
+	// either way.
+	out := outcome{err: Errorf(CodeCanceled, NextNone, "the operation ended"), decision: "canceled", by: "engine"}
+	if why := o.errLocked(); why != nil && o.reason == nil {
+		out = outcome{err: why, decision: decisionFor(why.Code), by: "engine", note: "withdrawn: " + why.Message}
+	}
 	for _, r := range append([]*review(nil), e.queue...) {
 		if r.op == o {
-			e.resolveLocked(r, outcome{err: Errorf(CodeCanceled, NextNone, "the operation ended"), decision: "canceled", by: "engine"})
+			e.resolveLocked(r, out)
 		}
 	}
 	o.cancelFn(errEnded)

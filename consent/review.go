@@ -41,6 +41,7 @@ type outcome struct {
 	err      *Error
 	decision string // audit Decision
 	by       string // operator | engine
+	note     string // audit Note: why the engine withdrew the review
 }
 
 func (r *review) copyOut() Review {
@@ -161,14 +162,22 @@ func (e *impl) ask(ctx context.Context, req Request) error {
 	select {
 	case <-r.done:
 	case <-ctx.Done():
+		// The caller is gone (DESIGN §4): the review is withdrawn, with
+		// the reason the caller's context was ended for.
+		why := Errorf(CodeCanceled, NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
 		e.mu.Lock()
-		e.resolveLocked(r, outcome{err: Errorf(CodeCanceled, NextNone, "the request was cancelled while waiting for review"), decision: "canceled", by: "engine"})
+		e.resolveLocked(r, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + why.Message})
 		e.commitLocked()
 		e.mu.Unlock()
 	case <-opDone:
 		e.mu.Lock()
 		why := r.op.whyLocked()
-		e.resolveLocked(r, outcome{err: why, decision: decisionFor(why.Code), by: "engine"})
+		out := outcome{err: why, decision: decisionFor(why.Code), by: "engine"}
+		if r.op.reason == nil {
+			// Not the engine's doing: the op's caller is gone.
+			out.note = "withdrawn: " + why.Message
+		}
+		e.resolveLocked(r, out)
 		e.commitLocked()
 		e.mu.Unlock()
 	}
@@ -383,6 +392,7 @@ func (e *impl) resolveLocked(r *review, out outcome) {
 	rec.Decision = out.decision
 	rec.By = out.by
 	rec.WaitMS = time.Since(r.realCreate).Milliseconds()
+	rec.Note = out.note
 	if out.err != nil {
 		rec.Code = string(out.err.Code)
 	}
@@ -539,6 +549,33 @@ func (e *impl) armLocked(r *review) {
 		e.resolveLocked(r, out)
 		e.commitLocked()
 	})
+}
+
+// causeSuffix is ": <cause>" for a context ended with a cause of its own
+// (the MCP server says why a caller is gone), "" otherwise.
+func causeSuffix(ctx context.Context) string {
+	c := context.Cause(ctx)
+	if c == nil || errors.Is(c, context.Canceled) || errors.Is(c, context.DeadlineExceeded) || errors.Is(c, errEnded) {
+		return ""
+	}
+	return ": " + c.Error()
+}
+
+// queueDeadlineLocked is when queued review r gives up unless shown (the
+// timers armLocked and the op's budget clock set), on the engine's clock.
+func (e *impl) queueDeadlineLocked(r *review) time.Time {
+	var left time.Duration
+	switch o := r.op; {
+	case r.focused || r.resolved:
+		return time.Time{}
+	case o == nil:
+		left = time.Until(r.queuedAt.Add(e.cfg.ReviewTimeout))
+	case o.halted || o.shown > 0:
+		return time.Time{}
+	default:
+		left = o.remaining - time.Since(o.since)
+	}
+	return e.now().Add(max(left, 0))
 }
 
 func needsAttention() *Error {

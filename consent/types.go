@@ -157,6 +157,11 @@ type Review struct {
 	ShownAt time.Time
 	// Deadline is when the review times out (zero while not yet shown).
 	Deadline time.Time
+	// QueueDeadline, in a snapshot, is when a review waiting in the queue
+	// fails needs_attention unless it comes on screen first: its op's
+	// budget, or ReviewTimeout for a request held without an op. Zero
+	// while on screen, or when the op's clock is stopped.
+	QueueDeadline time.Time
 }
 
 // TabStatus is the coarse state shown in the inventory.

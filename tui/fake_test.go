@@ -273,6 +273,16 @@ func queueState() consent.State {
 	return s
 }
 
+// queueCountdownState is queueState as the engine reports it: each review
+// waiting in the queue has the time left before it fails needs_attention
+// (the action's op budget; the held read request's review timeout).
+func queueCountdownState() consent.State {
+	s := queueState()
+	s.Queue[1].QueueDeadline = fixedNow.Add(23*time.Second + 400*time.Millisecond)
+	s.Queue[2].QueueDeadline = fixedNow.Add(4*time.Minute + 5*time.Second)
+	return s
+}
+
 // frozenState has the selected conversation frozen: its agent lost the
 // answer to batch job-3f9a2c41d07be815.
 func frozenState() consent.State {

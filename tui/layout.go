@@ -216,7 +216,7 @@ func (m Model) bodyLen(r *consent.Review, w int) int {
 func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, int) {
 	st := &stack{w: w, avail: avail}
 	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
-	q := queue{s: m.state, st: m.st}.section(w)
+	q := queue{s: m.state, now: m.now, st: m.st}.section(w)
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, avail)
 	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired, 2)
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
@@ -248,7 +248,7 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, bodyH)
 	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(leftW)
-	q := queue{s: m.state, st: m.st}.section(rightW)
+	q := queue{s: m.state, now: m.now, st: m.st}.section(rightW)
 	col := m.reviewColumn(panel, rightW)
 
 	need := max(inv.desired, col.height()+q.desired)

@@ -87,6 +87,7 @@ func goldenCases() map[string]goldenCase {
 	cases["help"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("?")}}
 	cases["empty"] = goldenCase{state: consent.State{Profile: consent.ProfileStrict, Info: consent.Info{Browser: "Chromium 131 headed", Endpoint: "http://127.0.0.1:8765/mcp", Policy: "none"}}}
 	cases["queue"] = goldenCase{state: queueState()}
+	cases["queue_countdown"] = goldenCase{state: queueCountdownState()}
 	cases["details"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("down"), press("enter")}}
 	cases["quit_prompt"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("q")}}
 	return cases

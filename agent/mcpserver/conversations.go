@@ -27,10 +27,10 @@ type conversation struct {
 	id    consent.ConversationID
 	name  string
 	token *token
-	// ctx is cancelled when the conversation ends; every call of the
-	// conversation runs under it.
+	// ctx is cancelled when the conversation ends, with why as its cause;
+	// every call of the conversation runs under it.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
 
 type trackedSession struct {
@@ -108,9 +108,19 @@ func (s *Server) endConversationLocked(c *conversation, why string) {
 		return
 	}
 	delete(s.convs, c.key)
-	c.cancel()
-	s.cfg.Engine.RemoveConversation(c.id)
+	c.cancel(errors.New("its conversation ended: " + why))
+	if e, ok := s.cfg.Engine.(conversationEnder); ok {
+		e.EndConversation(c.id, why) // its reviews are withdrawn with why
+	} else {
+		s.cfg.Engine.RemoveConversation(c.id)
+	}
 	s.record(audit.Record{Kind: audit.KindSession, Conversation: string(c.id), Client: c.name, Note: "ended: " + why})
+}
+
+// conversationEnder is the part of *consent.Engine that records why a
+// conversation ended with the reviews it withdraws.
+type conversationEnder interface {
+	EndConversation(id consent.ConversationID, why string)
 }
 
 // errNoIdentity explains a call that has no live conversation.
@@ -158,7 +168,7 @@ func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error
 		parts = append(parts, client)
 	}
 	parts = append(parts, short)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	c := &conversation{
 		key:    key,
 		id:     consent.ConversationID("mcp-" + raw),
@@ -213,11 +223,9 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool, Input: audit.Summarize(args), Code: res.Code()})
 			return toolResult(res), nil
 		}
-		callCtx, cancel := context.WithCancel(ctx)
-		stop := context.AfterFunc(c.ctx, cancel)
+		callCtx, done := s.attend(ctx, req, c)
 		res := s.cfg.Surface.Call(callCtx, c.id, tool, args)
-		stop()
-		cancel()
+		done()
 		if res.Object == nil {
 			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
 		}

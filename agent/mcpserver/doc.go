@@ -41,7 +41,11 @@
 // never comes back: a later call on the same session gets no Surface call
 // (the SDK answers 404 for an ended session; a call that raced the end gets
 // missing_session). Every tool call runs under a context that is cancelled
-// when its conversation ends.
+// when its conversation ends, and as soon as its caller is gone (MCP
+// cancellation, the HTTP request that carried it closing, in both protocol
+// generations; caller.go), with the reason as the cause, so the engine
+// withdraws a review nobody waits for. While a call is in flight, a client
+// that sent a progressToken gets a progress notification every 5 s.
 //
 // # Shutdown
 //

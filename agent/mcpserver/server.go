@@ -93,6 +93,10 @@ type Config struct {
 	Version string
 	// Logger receives transport diagnostics. Nil: discarded.
 	Logger *slog.Logger
+	// ProgressInterval is how often a call in flight sends a progress
+	// notification to a client that gave a progressToken (caller.go).
+	// Zero: DefaultProgressInterval (DESIGN §5: 5 s); tests shorten it.
+	ProgressInterval time.Duration
 }
 
 // Errors of the operator-facing API.
@@ -112,6 +116,9 @@ type Server struct {
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
 	idle      time.Duration // stateful session idle timeout; 0: never
+	// progressEvery is Config.ProgressInterval with its default applied.
+	progressEvery time.Duration
+	carriers      carriers
 
 	mu       sync.Mutex
 	started  bool
@@ -226,6 +233,7 @@ func New(cfg Config) (*Server, error) {
 		idle = 0 // the SDK's "never"
 	}
 	s.idle = idle
+	s.progressEvery = cmp.Or(max(cfg.ProgressInterval, 0), DefaultProgressInterval)
 	s.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: maxBody, SessionTimeout: idle})
 	s.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
@@ -376,6 +384,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		defer s.postDone()
 	}
 	if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
+		r.Header.Del(carrierHeader) // only the server sets it (caller.go)
 		s.stateless.ServeHTTP(w, r)
 		return
 	}
@@ -389,8 +398,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodDelete {
 		s.noteDelete(r)
+		s.endDeleted(r)
 	}
-	s.stateful.ServeHTTP(w, r)
+	s.carry(r, func(r *http.Request) { s.stateful.ServeHTTP(w, r) })
 }
 
 func (s *Server) hasEnded(sessionID string) bool {

@@ -79,9 +79,10 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	defer restoreLog()
 
 	cfg := consent.Config{
-		Profile:     consent.Profile(o.consent),
-		ReviewDelay: o.reviewDelay,
-		Audit:       auditLog,
+		Profile:       consent.Profile(o.consent),
+		ReviewDelay:   o.reviewDelay,
+		ReviewTimeout: o.reviewTimeout,
+		Audit:         auditLog,
 		Info: consent.Info{
 			Browser:  browserNotStarted,
 			Endpoint: mcpNotStarted,
@@ -95,7 +96,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	if eng.Profile() != cfg.Profile {
 		eng.Note("", fmt.Sprintf("consent profile %s lowered to %s by managed policy", cfg.Profile, eng.Profile()), true)
 	}
-	slog.Info("console started", "profile", eng.Profile(), "reviewDelay", o.reviewDelay,
+	slog.Info("console started", "profile", eng.Profile(), "reviewDelay", o.reviewDelay, "reviewTimeout", o.reviewTimeout,
 		"audit", auditLog.Path(), "policy", pol.Summary(), "script", o.script)
 
 	defer eng.Close()

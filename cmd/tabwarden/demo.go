@@ -98,8 +98,13 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	// A newcomer reads the narration and each review for the first time;
 	// the reference 60 s (30 s for a review that waits in the queue until
 	// its tab is selected) would end the demo under them.
+	// An explicit --review-timeout still wins.
+	reviewTimeout := demoReviewTimeout
+	if o.reviewTimeoutSet {
+		reviewTimeout = o.reviewTimeout
+	}
 	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay,
-		ReviewTimeout: demoReviewTimeout, OpDeadline: demoReviewTimeout, Audit: auditLog,
+		ReviewTimeout: reviewTimeout, OpDeadline: demoReviewTimeout, Audit: auditLog,
 		Info: consent.Info{Browser: browserNotStarted, Endpoint: mcpNotStarted, Policy: "none (demo; the policy run has its own)"}})
 	defer eng.Close()
 

@@ -32,6 +32,11 @@ type options struct {
 	sessionIdle time.Duration
 	tools       string
 	script      string // hidden: scripted consent requests for exercising the screen
+
+	// reviewTimeout is --review-timeout; reviewTimeoutSet says it was
+	// given (the demo keeps its own longer timeout otherwise).
+	reviewTimeout    time.Duration
+	reviewTimeoutSet bool
 }
 
 // streams are the process's standard streams, injected so tests and the
@@ -92,6 +97,7 @@ Run without a command to start the console.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			o.reviewTimeoutSet = cmd.Flags().Changed("review-timeout")
 			return o.validate()
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -110,6 +116,8 @@ Run without a command to start the console.`,
 		"consent profile: strict (four gates), thread (one grant per conversation for navigation and reading) or trusted (one grant per session)")
 	pf.DurationVar(&o.reviewDelay, "review-delay", consent.DefaultReviewDelay,
 		"how long a review must be on screen before the a key approves it (key-ahead guard; minimum 250ms)")
+	pf.DurationVar(&o.reviewTimeout, "review-timeout", consent.DefaultReviewTimeout,
+		"how long a review waits for your key once on screen (and a held request in the queue); 10s to 30m")
 	pf.StringArrayVar(&o.policies, "policy", nil,
 		"managed policy file (JSON or YAML); repeat for several, they are intersected")
 	pf.StringVar(&o.profile, "profile", "",
@@ -157,6 +165,10 @@ func (o *options) validate() error {
 	if o.reviewDelay < consent.MinReviewDelay {
 		return usageErrorf("invalid --review-delay %s: the minimum is %s, so typing ahead can never approve a review",
 			o.reviewDelay, consent.MinReviewDelay)
+	}
+	if o.reviewTimeout < consent.MinReviewTimeout || o.reviewTimeout > consent.MaxReviewTimeout {
+		return usageErrorf("invalid --review-timeout %s: use %s to %s",
+			o.reviewTimeout, consent.MinReviewTimeout, consent.MaxReviewTimeout)
 	}
 	if o.tools != "" && o.tools != "default" && o.tools != "web_use" {
 		return usageErrorf("invalid --tools '%s': use default or web_use", o.tools)

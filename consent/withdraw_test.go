@@ -1,0 +1,134 @@
+package consent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// A review whose caller is gone is withdrawn at once, and the audit says
+// why (DESIGN §4): the cause the transport gave the caller's context.
+func TestGoneCallerWithdrawsWithReason(t *testing.T) {
+	gone := errors.New("the caller is gone: the HTTP connection that carried the call closed")
+	for _, viaOp := range []bool{false, true} {
+		name := map[bool]string{false: "ask context", true: "op context"}[viaOp]
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Config{}).std()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			askCtx := ctx
+			if viaOp {
+				// A request held by the hook asks with its own context; the
+				// op on the tab carries the caller's.
+				op, err := h.e.Begin(ctx, "c1", "t1", "open")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer op.End()
+				askCtx = context.Background()
+			}
+			ch := ask(h.e, askCtx, nav("c1", "t1", "https://a.test"))
+			r := h.focused("t1")
+			cancel(gone)
+			ce := wantCode(t, result(t, ch), CodeCanceled)
+			if !strings.Contains(ce.Message, gone.Error()) {
+				t.Errorf("error %q does not say why", ce.Message)
+			}
+			st := h.e.Snapshot()
+			if st.Focused != nil || len(st.Queue) != 0 {
+				t.Fatalf("the withdrawn review is still pending: %+v", st.Queue)
+			}
+			if err := h.e.Decide(r.ID, true); !errors.Is(err, ErrNoSuchReview) {
+				t.Fatalf("approving the withdrawn review: %v, want ErrNoSuchReview", err)
+			}
+			recs := records(h.mem, audit.KindDecision)
+			if len(recs) != 1 || recs[0].Decision != "canceled" || recs[0].Review != r.ID ||
+				!strings.HasPrefix(recs[0].Note, "withdrawn: ") || !strings.Contains(recs[0].Note, gone.Error()) {
+				t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
+			}
+		})
+	}
+}
+
+// The op's owner may End it (its call returned on the cancelled context)
+// before the Ask waiting on the review wakes: the review is withdrawn with
+// the caller's reason all the same.
+func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
+	gone := errors.New("the caller is gone: its HTTP request ended")
+	h := newHarness(t, Config{}).std()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	op, err := h.e.Begin(ctx, "c1", "t1", "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook's Ask never wakes on its own: it waits on a context that
+	// does not end, like a request held while the tab's op runs.
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	r := h.focused("t1")
+	h.e.mu.Lock() // End runs before the waiting Ask can see the cancellation
+	cancel(gone)
+	op.endLocked()
+	h.e.mu.Unlock()
+	result(t, ch)
+	recs := records(h.mem, audit.KindDecision)
+	if len(recs) != 1 || recs[0].Review != r.ID || recs[0].Decision != "canceled" || !strings.Contains(recs[0].Note, gone.Error()) {
+		t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
+	}
+}
+
+// Reviews the engine itself ends carry no "withdrawn" note: only a caller
+// that is gone withdraws.
+func TestEngineResolutionsAreNotWithdrawals(t *testing.T) {
+	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	wantCode(t, result(t, ch), CodeTimeout)
+	for _, r := range records(h.mem, audit.KindDecision) {
+		if r.Note != "" {
+			t.Fatalf("a timed-out review is noted %q", r.Note)
+		}
+	}
+}
+
+// A review waiting in the queue carries its remaining time: its op's
+// budget, or ReviewTimeout for a held request without an op; none on
+// screen.
+func TestQueuedReviewDeadline(t *testing.T) {
+	h := newHarness(t, Config{OpDeadline: longOp, ReviewTimeout: longReview}).std()
+	op, err := h.e.Begin(context.Background(), "c1", "t2", "navigate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.End()
+	before := time.Now()
+	chOp := ask(h.e, op.Context(), nav("c1", "t2", "https://a.test")) // t2 is not visible
+	chHeld := ask(h.e, context.Background(), nav("c2", "t3", "https://b.test"))
+	st := h.queued(2)
+	after := time.Now()
+	for _, r := range st.Queue {
+		if r.QueueDeadline.IsZero() {
+			t.Fatalf("queued review %s has no deadline", r.ID)
+		}
+		// Both budgets are 20 s and started between before and after.
+		if r.QueueDeadline.Before(before.Add(longOp-time.Second)) || r.QueueDeadline.After(after.Add(longOp)) {
+			t.Errorf("queued review %s (tab %s) deadline %v, want about %v from now", r.ID, r.Tab, r.QueueDeadline.Sub(after), longOp)
+		}
+	}
+	// On screen, the panel's Deadline applies instead.
+	h.e.Select("c1", "t2")
+	f := h.focused("t2")
+	for _, r := range h.e.Snapshot().Queue {
+		if r.ID == f.ID && !r.QueueDeadline.IsZero() {
+			t.Errorf("the review on screen has a queue deadline %v", r.QueueDeadline)
+		}
+		if r.ID != f.ID && r.QueueDeadline.IsZero() {
+			t.Errorf("the still-queued review lost its deadline")
+		}
+	}
+	h.decide(f, false)
+	wantCode(t, result(t, chOp), CodeUserDenied)
+	h.e.RemoveConversation("c2")
+	wantCode(t, result(t, chHeld), CodeCanceled)
+}
