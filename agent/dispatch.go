@@ -109,6 +109,9 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 		// A frozen conversation's agent lost a batch's answer (batch.go).
 		// Checked before job_pending: "a job runs" must not read as the
 		// answer it lost while the operator has not looked yet.
+		if id := d.jobs.lostAnswer(conv); id != "" {
+			_ = d.engine.Freeze(conv, id) // fails only for an ended conversation
+		}
 		if err := d.engine.Frozen(conv); err != nil {
 			return fail(err), ""
 		}

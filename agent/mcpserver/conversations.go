@@ -216,11 +216,14 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		callCtx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(c.ctx, cancel)
 		res := s.cfg.Surface.Call(callCtx, c.id, tool, args)
+		callDone := ctx.Err() != nil
 		stop()
 		cancel()
 		if res.Object == nil {
 			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
 		}
+		// From here on the answer is the SDK's to write (answer.go).
+		s.armAnswer(req, c.id, res, callDone)
 		if !s.cfg.AuditToolCalls {
 			return toolResult(res), nil
 		}

@@ -135,6 +135,7 @@ type Server struct {
 	defaultTok Token
 	watchers   sync.WaitGroup
 	closeOnce  sync.Once
+	answers    answerTable // answer.go
 }
 
 // New validates cfg and builds a Server; nothing listens until Start.
@@ -349,6 +350,8 @@ func (s *Server) URL() string {
 // everything else (initialize, session-bound requests, DELETE, the GET
 // stream) to the stateful one.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	w, done := s.watchAnswer(w, r) // answer.go
+	defer done()
 	if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
 		s.stateless.ServeHTTP(w, r)
 		return
