@@ -89,6 +89,9 @@ var _ Surface = (*Dispatcher)(nil)
 func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) Result {
 	start := d.now()
 	res, tab := d.call(ctx, conv, tool, args)
+	if tool == "web_use" {
+		res = WebUseResult(res)
+	}
 	d.record(conv, tool, tab, args, res, d.now().Sub(start))
 	return res
 }

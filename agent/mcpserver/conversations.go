@@ -210,6 +210,9 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		c, err := s.conversationFor(req)
 		if err != nil {
 			res := missingSession(err)
+			if tool == "web_use" {
+				res = agent.WebUseResult(res)
+			}
 			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool, Input: audit.Summarize(args), Code: res.Code()})
 			return toolResult(res), nil
 		}
@@ -221,6 +224,9 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		cancel()
 		if res.Object == nil {
 			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
+			if tool == "web_use" {
+				res = agent.WebUseResult(res)
+			}
 		}
 		// From here on the answer is the SDK's to write (answer.go).
 		s.armAnswer(req, c.id, res, callDone)
