@@ -68,6 +68,9 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d.maxUpload = cfg.MaxUploadBytes
 	d.jobs = newJobs()
 	d.web = newWebUse(cfg.Engine)
+	if cfg.Browser != nil {
+		d.web.crashed = func() bool { return cfg.Browser.Available() != nil }
+	}
 	d.pages = newPageStates(cfg.Engine)
 	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d

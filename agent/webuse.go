@@ -52,6 +52,10 @@ const (
 	keptUsedTokens    = 1024
 	keptLostSessions  = 256
 	browserRestartMax = 20 * time.Second
+	// crashNoticeMax bounds how long a failed call looks for the crash
+	// that may have caused it (the browser notices its dead connection
+	// within milliseconds of the call's own error).
+	crashNoticeMax = 2 * time.Second
 )
 
 // webUseCommands are the profile's commands: the schema's enum, the
@@ -141,33 +145,57 @@ type pageToken struct {
 	geom geometry
 }
 
+// spentToken is a token that can no longer open a page, and why: one code
+// per state, the same on every later use.
+type spentToken struct {
+	pageKey
+	code consent.Code
+	msg  string
+	next consent.Next
+}
+
 type webSession struct {
 	id string
 	pageKey
 	geom geometry
+	url  string // the page's URL at the session's last observe
+}
+
+// lostPage is where a session was when it was lost: its page, and for a
+// crash the URL to open again (the tab died with Chromium).
+type lostPage struct {
+	pageKey
+	crash bool
+	url   string
 }
 
 type webUse struct {
 	mu       sync.Mutex
 	tokens   map[string]*pageToken
-	used     map[string]consent.ConversationID
+	used     map[string]*spentToken // consumed, stale or closed tokens
 	usedFIFO []string
 	sessions map[string]*webSession
 	byPage   map[pageKey]*webSession
-	lost     map[string]pageKey // ended sessions that were not closed by the caller
+	lost     map[string]lostPage // ended sessions that were not closed by the caller
 	lostFIFO []string
 	// recovering pages get recovered_page:true on their next observe.
 	recovering map[pageKey]bool
-	revision   map[consent.ConversationID]int
-	lastList   map[consent.ConversationID]string
-	stop       func()
+	// reopen holds, per conversation, URLs of pages a crash closed under a
+	// session: the next open of one is that page recovered.
+	reopen   map[consent.ConversationID][]string
+	revision map[consent.ConversationID]int
+	lastList map[consent.ConversationID]string
+	stop     func()
+	// crashed reports whether Chromium is down (the dispatch's
+	// Browser.Available); nil: never.
+	crashed func() bool
 }
 
 func newWebUse(eng *consent.Engine) *webUse {
 	w := &webUse{
-		tokens: map[string]*pageToken{}, used: map[string]consent.ConversationID{},
+		tokens: map[string]*pageToken{}, used: map[string]*spentToken{},
 		sessions: map[string]*webSession{}, byPage: map[pageKey]*webSession{},
-		lost: map[string]pageKey{}, recovering: map[pageKey]bool{},
+		lost: map[string]lostPage{}, recovering: map[pageKey]bool{}, reopen: map[consent.ConversationID][]string{},
 		revision: map[consent.ConversationID]int{}, lastList: map[consent.ConversationID]string{},
 	}
 	w.stop = eng.Listen(w.onEvent)
@@ -177,7 +205,9 @@ func newWebUse(eng *consent.Engine) *webUse {
 // onEvent ends sessions the agent can no longer rely on. A take-over means
 // the person may have done anything on the page: sessions of that
 // conversation are lost (and remembered for recovery). A closed tab ends
-// its sessions and tokens for good.
+// its sessions and tokens for good — unless Chromium crashed: then the
+// session is lost to the crash and remembered with its page's URL, which
+// the agent opens again to recover.
 func (w *webUse) onEvent(ev consent.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -189,14 +219,24 @@ func (w *webUse) onEvent(ev consent.Event) {
 			}
 		}
 	case consent.EventTabRemoved:
+		// The browser reports a crash's tabs closed after its connection
+		// is gone, so Available already says so.
+		crash := false
 		for _, s := range w.sessions {
 			if s.tab == ev.Tab {
-				w.endLocked(s, false)
+				if !crash && w.crashed != nil {
+					crash = w.crashed()
+				}
+				if crash {
+					w.loseToCrashLocked(s)
+				} else {
+					w.endLocked(s, false)
+				}
 			}
 		}
 		for id, t := range w.tokens {
 			if t.tab == ev.Tab {
-				delete(w.tokens, id)
+				w.spendLocked(id, t.pageKey, closedToken)
 			}
 		}
 	}
@@ -210,9 +250,38 @@ func (w *webUse) endLocked(s *webSession, remember bool) {
 	if !remember {
 		return
 	}
-	w.lost[s.id] = s.pageKey
-	w.lostFIFO = append(w.lostFIFO, s.id)
+	w.rememberLocked(s.id, lostPage{pageKey: s.pageKey})
 	w.recovering[s.pageKey] = true
+}
+
+// loseToCrashLocked ends s, whose tab died with Chromium.
+func (w *webUse) loseToCrashLocked(s *webSession) {
+	w.endLocked(s, false)
+	w.rememberLocked(s.id, lostPage{pageKey: s.pageKey, crash: true, url: s.url})
+	if s.url != "" {
+		urls := append(w.reopen[s.conv], s.url)
+		if len(urls) > keptLostSessions {
+			urls = urls[len(urls)-keptLostSessions:]
+		}
+		w.reopen[s.conv] = urls
+	}
+}
+
+// reopened marks conv's new tab recovering when it holds a page a crash
+// closed under a session.
+func (w *webUse) reopened(conv consent.ConversationID, tab consent.TabID, url string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	urls := w.reopen[conv]
+	if i := slices.Index(urls, url); i >= 0 {
+		w.reopen[conv] = slices.Delete(urls, i, i+1)
+		w.recovering[pageKey{conv, tab}] = true
+	}
+}
+
+func (w *webUse) rememberLocked(id string, lp lostPage) {
+	w.lost[id] = lp
+	w.lostFIFO = append(w.lostFIFO, id)
 	for len(w.lostFIFO) > keptLostSessions {
 		delete(w.lost, w.lostFIFO[0])
 		w.lostFIFO = w.lostFIFO[1:]
@@ -225,8 +294,64 @@ func randomID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// webUseCall runs one web_use command.
+// webUseCall runs one web_use command. A command that failed because
+// Chromium went away under it (the first calls after a crash may still
+// reach the dying connection: "connection reset by peer") answers as the
+// crash does: its lost session's recovery hints, or browser_unavailable
+// with retry_command list_pages. A failure that may have dispatched input
+// keeps its own envelope: it is never retried.
 func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID, a WebUseArgs) (Result, consent.TabID) {
+	res, tab := d.webUseCommand(ctx, conv, a)
+	if !res.IsError || res.Object["dispatched"] == true || res.Object["mayHaveChangedState"] == true {
+		return res, tab
+	}
+	if c := res.Code(); c != string(consent.CodeBrowserOperationFailed) && c != string(consent.CodeTabClosed) {
+		return res, tab
+	}
+	if !d.browserWentDown(ctx) {
+		if _, err := d.web.session(conv, a.WebSessionID); a.WebSessionID != "" && isCrashLost(err) {
+			return d.recoverable(err), tab
+		}
+		return res, tab
+	}
+	if err := d.awaitBrowser(ctx); err != nil {
+		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), tab
+	}
+	if a.WebSessionID != "" {
+		if _, err := d.web.session(conv, a.WebSessionID); isCrashLost(err) {
+			return d.recoverable(err), tab
+		}
+	}
+	return withFields(fail(consent.Errorf(consent.CodeBrowserUnavailable, consent.NextListTabs,
+		"Chromium stopped under this call and was restarted; nothing of it was sent: call list_pages")), map[string]any{"retry_command": "list_pages"}), tab
+}
+
+func isCrashLost(err error) bool {
+	l, ok := err.(*lostSession)
+	return ok && l.crash
+}
+
+// browserWentDown reports whether Chromium is, or within a moment turns,
+// unavailable: a call that failed on the dying connection can return
+// before the browser has seen its connection end.
+func (d *Dispatcher) browserWentDown(ctx context.Context) bool {
+	deadline := time.Now().Add(crashNoticeMax)
+	for {
+		if d.browser.Available() != nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (d *Dispatcher) webUseCommand(ctx context.Context, conv consent.ConversationID, a WebUseArgs) (Result, consent.TabID) {
 	switch a.Command {
 	case "list_pages":
 		if err := d.awaitBrowser(ctx); err != nil {
@@ -244,10 +369,14 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 		if oa.TabID != "" {
 			return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "open takes url and background; to load a URL in a page use navigate with its web_session_id")), ""
 		}
+		if err := d.awaitBrowser(ctx); err != nil {
+			return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), ""
+		}
 		res, tab := d.open(ctx, conv, oa)
 		if res.IsError {
 			return res, tab
 		}
+		d.web.reopened(conv, tab, engineURL(d.engine, tab))
 		return withFields(d.listPages(ctx, conv), map[string]any{"opened_tab_id": string(tab)}), tab
 	case "observe", "act", "verify", "navigate", "handoff":
 	case "close":
@@ -257,12 +386,23 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 	}
 	// A token always names the page (any session id next to it yields to
 	// it); without one, the session does.
+	var s *webSession
 	if a.PageContextToken != "" {
-		return d.tokenObserve(ctx, conv, a)
-	}
-	s, err := d.web.session(conv, a.WebSessionID)
-	if err != nil {
-		return d.recoverable(err), ""
+		var res Result
+		var tab consent.TabID
+		if s, res, tab = d.tokenSession(ctx, conv, a); s == nil {
+			return res, tab
+		}
+	} else {
+		// While Chromium restarts, wait first: a session lost to the crash
+		// is told so once there is a browser to recover in.
+		if err := d.awaitBrowser(ctx); err != nil {
+			return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), ""
+		}
+		var err error
+		if s, err = d.web.session(conv, a.WebSessionID); err != nil {
+			return d.recoverable(err), ""
+		}
 	}
 	if err := d.awaitBrowser(ctx); err != nil {
 		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), s.tab
@@ -284,6 +424,12 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 		}
 		na.TabID = string(s.tab)
 		res, tab := d.navigate(ctx, conv, na)
+		if !res.IsError {
+			u := engineURL(d.engine, s.tab)
+			d.web.mu.Lock()
+			s.url = u
+			d.web.mu.Unlock()
+		}
 		return withFields(res, map[string]any{"web_session_id": s.id}), tab
 	case "observe":
 		var oa webObserveArgs
@@ -296,8 +442,9 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 		}
 		res, tab := d.observe(ctx, conv, ObserveArgs{TabID: string(s.tab), IncludeImage: oa.IncludeImage, Cursor: oa.Cursor, Since: oa.Since, TextChars: oa.TextChars})
 		if !res.IsError {
+			u := engineURL(d.engine, s.tab)
 			d.web.mu.Lock()
-			s.geom = g
+			s.geom, s.url = g, u
 			d.web.mu.Unlock()
 		}
 		return withFields(res, map[string]any{"web_session_id": s.id}), tab
@@ -324,34 +471,56 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 	}
 }
 
-// tokenObserve opens (or reuses) the WebSession of the token's page with a
-// read-only observe. For act and verify the observation comes back with
-// action_performed:false: a target must come from an observation the
-// caller has read.
-func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.ConversationID, a WebUseArgs) (Result, consent.TabID) {
+// tokenSession resolves a command that carries a page_context_token, as
+// seed 002 says. A consumed token whose page has the caller's live session
+// runs act, verify, navigate and handoff on that session. A fresh token
+// first opens (or reuses) the page's session with a read-only observe;
+// observe answers with it, and so does act, with action_performed:false
+// (its target must come from an observation the caller has read; key acts
+// too, since their target is whatever has focus); verify, navigate and
+// handoff then go on on that session. A nil session means res is the
+// answer.
+func (d *Dispatcher) tokenSession(ctx context.Context, conv consent.ConversationID, a WebUseArgs) (*webSession, Result, consent.TabID) {
 	var oa webObserveArgs
 	if a.Command == "observe" {
 		if err := decode(a.Arguments, &oa); err != nil {
-			return fail(err), ""
+			return nil, fail(err), ""
 		}
 	}
-	tok, err := d.web.take(d.engine, conv, a.PageContextToken)
+	tok, live, err := d.web.take(d.engine, conv, a.PageContextToken, a.Command)
 	if err != nil {
-		return fail(err), ""
+		return nil, fail(err), ""
 	}
+	if live != nil {
+		return live, Result{}, live.tab
+	}
+	res, tab, s := d.tokenObserve(ctx, conv, a.PageContextToken, tok, oa)
+	switch {
+	case res.IsError || a.Command == "observe":
+		return nil, res, tab
+	case a.Command == "act":
+		return nil, withFields(res, map[string]any{"action_performed": false}), tab
+	}
+	return s, Result{}, tab
+}
+
+// tokenObserve opens (or reuses) the WebSession of the token's page with a
+// read-only observe.
+func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.ConversationID, id string, tok *pageToken, oa webObserveArgs) (Result, consent.TabID, *webSession) {
 	if err := d.awaitBrowser(ctx); err != nil {
-		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), tok.tab
+		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), tok.tab, nil
 	}
 	g, err := d.geometry(ctx, tok.pageKey)
 	if err != nil {
-		return fail(err), tok.tab
+		return fail(err), tok.tab, nil
 	}
 	if g != tok.geom {
-		return fail(consent.Errorf(CodePageContextStale, consent.NextNone, "the page's viewport changed since list_pages: call list_pages for a fresh token")), tok.tab
+		d.web.spend(id, tok.pageKey, staleGeometryToken)
+		return fail(consent.Errorf(staleGeometryToken.code, staleGeometryToken.next, "%s", staleGeometryToken.msg)), tok.tab, nil
 	}
 	res, tab := d.observe(ctx, conv, ObserveArgs{TabID: string(tok.tab), IncludeImage: oa.IncludeImage, Cursor: oa.Cursor, Since: oa.Since, TextChars: oa.TextChars})
 	if res.IsError {
-		return res, tab
+		return res, tab, nil
 	}
 	d.web.mu.Lock()
 	s := d.web.byPage[tok.pageKey]
@@ -360,7 +529,7 @@ func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.Conversation
 		d.web.sessions[s.id] = s
 		d.web.byPage[tok.pageKey] = s
 	}
-	s.geom = g
+	s.geom, s.url = g, tok.url
 	extra := map[string]any{"web_session_id": s.id}
 	if d.web.recovering[tok.pageKey] {
 		delete(d.web.recovering, tok.pageKey)
@@ -368,46 +537,78 @@ func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.Conversation
 		extra["previous_action_replayed"] = false
 	}
 	d.web.mu.Unlock()
-	if a.Command != "observe" {
-		extra["action_performed"] = false
-	}
-	return withFields(res, extra), tab
+	return withFields(res, extra), tab, s
 }
 
-// take validates and uses up a token from memory and engine state alone.
-func (w *webUse) take(eng *consent.Engine, conv consent.ConversationID, id string) (*pageToken, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	t := w.tokens[id]
-	if t == nil {
-		if owner, seen := w.used[id]; seen && owner == conv {
-			return nil, consent.Errorf(CodePageContextConsumed, consent.NextNone, "this page_context_token was already used: use the web_session_id it opened, or list_pages for a new token")
-		}
-		return nil, consent.Errorf(CodePageContextNotFound, consent.NextNone, "unknown page_context_token: call list_pages")
-	}
-	if t.conv != conv {
-		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page_context_token belongs to another conversation")
-	}
-	owner, known := eng.Owner(t.tab)
-	if !known {
-		delete(w.tokens, id)
-		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the token's page is closed: call list_pages")
-	}
-	if owner != conv {
-		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page belongs to another conversation")
-	}
-	if cur := engineURL(eng, t.tab); cur != t.url {
-		delete(w.tokens, id)
-		return nil, consent.Errorf(CodePageContextStale, consent.NextNone, "the page changed since list_pages: call list_pages for a fresh token")
-	}
+// The spent states of a token, each with its one code and message.
+var (
+	consumedToken = spentToken{code: CodePageContextConsumed, next: consent.NextNone,
+		msg: "this page_context_token was already used: use the web_session_id it opened, or list_pages for a new token"}
+	staleToken = spentToken{code: CodePageContextStale, next: consent.NextNone,
+		msg: "the page changed since list_pages: call list_pages for a fresh token"}
+	staleGeometryToken = spentToken{code: CodePageContextStale, next: consent.NextNone,
+		msg: "the page's viewport changed since list_pages: call list_pages for a fresh token"}
+	closedToken = spentToken{code: consent.CodeTabClosed, next: consent.NextListTabs,
+		msg: "the token's page is closed: call list_pages"}
+)
+
+// spendLocked retires token id of page pk in state st (bounded memory; the
+// oldest spent tokens are forgotten and then read as not found).
+func (w *webUse) spendLocked(id string, pk pageKey, st spentToken) {
 	delete(w.tokens, id)
-	w.used[id] = conv
-	w.usedFIFO = append(w.usedFIFO, id)
+	st.pageKey = pk
+	if _, seen := w.used[id]; !seen {
+		w.usedFIFO = append(w.usedFIFO, id)
+	}
+	w.used[id] = &st
 	for len(w.usedFIFO) > keptUsedTokens {
 		delete(w.used, w.usedFIFO[0])
 		w.usedFIFO = w.usedFIFO[1:]
 	}
-	return t, nil
+}
+
+// spend retires a token that take handed out (now stale after all).
+func (w *webUse) spend(id string, pk pageKey, st spentToken) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.spendLocked(id, pk, st)
+}
+
+// take validates and uses up a token from memory and engine state alone.
+// A token used before by conv answers with its state's code, the same on
+// every use; for act, verify, navigate and handoff a consumed token whose
+// page still has conv's live session yields that session instead (seed
+// 002: the token names its page in every command).
+func (w *webUse) take(eng *consent.Engine, conv consent.ConversationID, id, command string) (*pageToken, *webSession, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tokens[id]
+	if t == nil {
+		if sp := w.used[id]; sp != nil && sp.conv == conv {
+			if s := w.byPage[sp.pageKey]; sp.code == CodePageContextConsumed && s != nil && command != "observe" {
+				return nil, s, nil
+			}
+			return nil, nil, consent.Errorf(sp.code, sp.next, "%s", sp.msg)
+		}
+		return nil, nil, consent.Errorf(CodePageContextNotFound, consent.NextNone, "unknown page_context_token: call list_pages")
+	}
+	if t.conv != conv {
+		return nil, nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page_context_token belongs to another conversation")
+	}
+	owner, known := eng.Owner(t.tab)
+	if !known {
+		w.spendLocked(id, t.pageKey, closedToken)
+		return nil, nil, consent.Errorf(closedToken.code, closedToken.next, "%s", closedToken.msg)
+	}
+	if owner != conv {
+		return nil, nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page belongs to another conversation")
+	}
+	if cur := engineURL(eng, t.tab); cur != t.url {
+		w.spendLocked(id, t.pageKey, staleToken)
+		return nil, nil, consent.Errorf(staleToken.code, staleToken.next, "%s", staleToken.msg)
+	}
+	w.spendLocked(id, t.pageKey, consumedToken)
+	return t, nil, nil
 }
 
 // session resolves a live session of conv from memory alone.
@@ -419,8 +620,8 @@ func (w *webUse) session(conv consent.ConversationID, id string) (*webSession, e
 	}
 	s := w.sessions[id]
 	if s == nil {
-		if pk, ok := w.lost[id]; ok && pk.conv == conv {
-			return nil, &lostSession{tab: pk.tab}
+		if lp, ok := w.lost[id]; ok && lp.conv == conv {
+			return nil, &lostSession{lp}
 		}
 		return nil, consent.Errorf(CodeWebSessionNotFound, consent.NextListTabs, "no web session %q: call list_pages and observe with a page_context_token", id)
 	}
@@ -431,7 +632,7 @@ func (w *webUse) session(conv consent.ConversationID, id string) (*webSession, e
 }
 
 // lostSession is a session that ended without the caller closing it.
-type lostSession struct{ tab consent.TabID }
+type lostSession struct{ lostPage }
 
 func (l *lostSession) Error() string { return "web session lost" }
 
@@ -441,6 +642,11 @@ func (d *Dispatcher) recoverable(err error) Result {
 	l, lost := err.(*lostSession)
 	if !lost {
 		return fail(err)
+	}
+	if l.crash {
+		return withFields(fail(consent.Errorf(CodeWebSessionNotFound, consent.NextNone,
+			"Chromium stopped and was restarted, and the page of this web session closed with it; nothing of this call was sent. open recovery_url (the person approves it again), then observe the new page with its page_context_token")),
+			map[string]any{"recovery_tab_id": string(l.tab), "recovery_command": "open", "recovery_url": l.url})
 	}
 	return withFields(fail(consent.Errorf(CodeWebSessionNotFound, consent.NextObserve,
 		"the web session ended when the person took over; nothing was sent. Call list_pages, then observe tab %s with its page_context_token", l.tab)),
