@@ -305,7 +305,9 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 	if !res.IsError || res.Object["dispatched"] == true || res.Object["mayHaveChangedState"] == true {
 		return res, tab
 	}
-	if c := res.Code(); c != string(consent.CodeBrowserOperationFailed) && c != string(consent.CodeTabClosed) {
+	// tab_closed counts only for a session's page that vanished under
+	// the call; a spent token's tab_closed is its state, from memory.
+	if c := res.Code(); c != string(consent.CodeBrowserOperationFailed) && (c != string(consent.CodeTabClosed) || a.WebSessionID == "") {
 		return res, tab
 	}
 	if !d.browserWentDown(ctx) {

@@ -135,3 +135,69 @@ func TestE2EWebUseAcrossAChromiumCrash(t *testing.T) {
 	}
 	t.Logf("browser_unavailable answers before the hints: %d", unavailable)
 }
+
+// TestE2EWebUseTokenStatesAreStable: a spent token answers its state's
+// one code on every use (issue 11: stale turned into not_found on the
+// second use), and a token alone follows seed 002: fresh, verify observes
+// first and then verifies; consumed, verify runs on the live session the
+// token opened, while observe stays page_context_consumed.
+func TestE2EWebUseTokenStatesAreStable(t *testing.T) {
+	cb := &countingBrowser{}
+	e := newE2E(t, func(c *agent.DispatcherConfig) { cb.Browser = c.Browser; c.Browser = cb })
+	commands := webUseCommands(t)
+	tab := e.open("/e2e/batch.html")
+	e.observe(tab, true)
+
+	verify := map[string]any{"assertion": "title_contains", "value": "Batch"}
+	tok := pageToken(t, e, tab)
+	v := wantOK(t, e.call("web_use", map[string]any{"command": "verify", "page_context_token": tok, "arguments": verify}))
+	ws, _ := v["web_session_id"].(string)
+	if v["verified"] != true || ws == "" {
+		t.Fatalf("verify with a fresh token = %v, want it verified on a new session", v)
+	}
+	v2 := wantOK(t, e.call("web_use", map[string]any{"command": "verify", "page_context_token": tok, "arguments": verify}))
+	if v2["verified"] != true || v2["web_session_id"] != ws {
+		t.Errorf("verify with the consumed token = %v, want the live session %s", v2, ws)
+	}
+	for range 2 {
+		r := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": tok}, agent.CodePageContextConsumed)
+		wantWebUseWords(t, agent.Result{Object: r}, commands)
+	}
+
+	stale := pageToken(t, e, tab)
+	p := e.start("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/e2e/batch.html?moved=1"})
+	if !waitReturnOrApprove(t, e, p, consent.KindNavigation) {
+		t.Fatal("navigate never answered")
+	}
+	wantOK(t, p.result())
+	for range 3 {
+		r := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": stale}, agent.CodePageContextStale)
+		wantWebUseWords(t, agent.Result{Object: r}, commands)
+	}
+
+	closing := pageToken(t, e, tab)
+	e.closeTabs(e.conv)
+	e.waitTabGone(tab)
+	for range 2 {
+		r := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": closing}, consent.CodeTabClosed)
+		wantWebUseWords(t, agent.Result{Object: r}, commands)
+	}
+	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": "pct_never"}, agent.CodePageContextNotFound)
+}
+
+// waitReturnOrApprove approves a review of kind if the call asks one.
+func waitReturnOrApprove(t *testing.T, e *e2e, p *pending, kind consent.ReviewKind) bool {
+	t.Helper()
+	for !p.returned() {
+		if len(e.eng.Snapshot().Queue) > 0 {
+			e.op.approve(kind, e.site.URL)
+			return true
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-e.ctx.Done():
+			return false
+		}
+	}
+	return true
+}
