@@ -28,6 +28,14 @@ import (
 //     first observe that accepts it. A replayed, foreign or stale-revision
 //     token is refused from the console's own memory and engine state, before
 //     any call into the browser.
+//   - A spent token keeps its state's code on every use: consumed, stale
+//     or tab_closed (bounded memory; forgotten ones are not_found). A token
+//     alone follows seed 002 (tokenSession).
+//   - A session whose tab died with Chromium is remembered as lost to the
+//     crash with its URL: after the relaunch its next use answers the
+//     recovery hints (open recovery_url), and the reopened page's next
+//     observe says recovered_page:true, previous_action_replayed:false.
+//   - Every answer names only webUseCommands (WebUseResult).
 //   - One WebSession per (conversation, page) is reused; its id is the only
 //     handle act and verify take. A session the caller closed is forgotten;
 //     a session lost to a take-over is remembered (bounded), so its next use
