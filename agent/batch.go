@@ -51,6 +51,16 @@ const (
 //     (or cancel, which only ever stops steps) the job the message names.
 //     A client that disconnects while the plan review is still on screen
 //     withdraws the review: nothing starts, nothing freezes.
+//   - No transport can tell that an answer reached its client: bytes the
+//     server wrote may die in a proxy or a kernel buffer. So a started
+//     job's answer counts as received only when the conversation calls
+//     browser_job with its id (the answer says next:"browser_job", and
+//     the job's job_pending refusals name it). Until then the job is
+//     uncollected; once it has ended, the conversation's next call but
+//     browser_tabs and browser_job freezes it (job_unknown naming the job)
+//     instead of running: an agent that never used the id may not hold it,
+//     and may be about to resubmit the plan. A transport that knows the
+//     answer was lost (Lost, below) freezes at once.
 //   - Each step runs as its own engine op (busy, take-over, operator cancel
 //     and the op deadline apply per step); the plan's approval stands in for
 //     each step's "Allow once", and nothing else. A freeze stops no step.
@@ -67,6 +77,9 @@ type jobs struct {
 	byID   map[string]*job
 	order  []string // job ids, oldest first
 	active map[consent.ConversationID]*job
+	// uncollected is each conversation's started job whose id it has not
+	// yet used in browser_job.
+	uncollected map[consent.ConversationID]*job
 
 	// beforeStep, when a test sets it, runs before each step starts.
 	beforeStep func(i int)
@@ -77,7 +90,7 @@ type jobs struct {
 
 func newJobs() *jobs {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &jobs{ctx: ctx, cancel: cancel, byID: map[string]*job{}, active: map[consent.ConversationID]*job{}}
+	return &jobs{ctx: ctx, cancel: cancel, byID: map[string]*job{}, active: map[consent.ConversationID]*job{}, uncollected: map[consent.ConversationID]*job{}}
 }
 
 func (js *jobs) close() {
@@ -231,6 +244,20 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 	return ok(map[string]any{"jobId": j.id, "status": JobRunning, "steps": len(plan), "next": "browser_job"}), tab
 }
 
+// lostAnswer is the id of conv's uncollected job once it has ended (and
+// forgets it: the freeze that follows takes over), "" otherwise. A job still
+// running is left to job_pending, which names it.
+func (js *jobs) lostAnswer(conv consent.ConversationID) string {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j := js.uncollected[conv]
+	if j == nil || j.status == JobRunning {
+		return ""
+	}
+	delete(js.uncollected, conv)
+	return j.id
+}
+
 func (js *jobs) start(conv consent.ConversationID, tab consent.TabID, origin string, plan []plannedStep, stop bool) (*job, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -258,6 +285,7 @@ func (js *jobs) start(conv consent.ConversationID, tab consent.TabID, origin str
 	js.byID[j.id] = j
 	js.order = append(js.order, j.id)
 	js.active[conv] = j
+	js.uncollected[conv] = j
 	js.evictLocked()
 	return j, nil
 }
@@ -266,7 +294,10 @@ func (js *jobs) evictLocked() {
 	for len(js.order) > keptJobs {
 		evicted := false
 		for i, id := range js.order {
-			if js.byID[id].status != JobRunning {
+			if j := js.byID[id]; j.status != JobRunning {
+				if js.uncollected[j.conv] == j {
+					delete(js.uncollected, j.conv)
+				}
 				delete(js.byID, id)
 				js.order = append(js.order[:i:i], js.order[i+1:]...)
 				evicted = true
@@ -429,6 +460,9 @@ func (d *Dispatcher) job(conv consent.ConversationID, a JobArgs) Result {
 	if j.conv != conv {
 		return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that job belongs to another conversation"))
 	}
+	if js.uncollected[conv] == j {
+		delete(js.uncollected, conv)
+	}
 	if a.Cancel && j.status == JobRunning {
 		// Cooperative: the step under way finishes (or fails) on its own;
 		// nothing after it starts.
@@ -557,4 +591,27 @@ func (d *Dispatcher) recordStep(j *job, i int, r StepResult) {
 	if err := d.audit.Write(rec); err != nil {
 		d.engine.Note(j.conv, fmt.Sprintf("audit write failed for %s step %d: %v", j.id, i+1, err), true)
 	}
+}
+
+// AnswerLost is a transport's word that res, an answer to conv, may not
+// have reached its client (the call ended before it was written, or its
+// write failed). An answer naming conv's uncollected job freezes the
+// conversation at once, whether the job still runs or not; any other answer
+// changes nothing (its call can be redone, or says what it did in the
+// engine's own state).
+func (d *Dispatcher) AnswerLost(conv consent.ConversationID, res Result) {
+	id, _ := res.Object["jobId"].(string)
+	if id == "" || res.IsError {
+		return
+	}
+	js := d.jobs
+	js.mu.Lock()
+	j := js.uncollected[conv]
+	if j == nil || j.id != id {
+		js.mu.Unlock()
+		return
+	}
+	delete(js.uncollected, conv)
+	js.mu.Unlock()
+	_ = d.engine.Freeze(conv, id) // fails only for an ended conversation
 }

@@ -239,6 +239,9 @@ func TestE2EBatchCloseStopsTheJob(t *testing.T) {
 	default:
 		t.Fatal("Close returned before the job ended")
 	}
+	// The agent reads its job before anything else, as it must (an
+	// answer never used freezes the conversation, batch.go).
+	wantOK(t, e.call("browser_job", map[string]any{"jobId": id}))
 	_, snap = e.observe(tab, false)
 	if strings.Contains(snap, "beta") {
 		t.Errorf("a step ran after Close:\n%s", snap)

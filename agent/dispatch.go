@@ -74,6 +74,9 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d.maxUpload = cfg.MaxUploadBytes
 	d.jobs = newJobs()
 	d.web = newWebUse(cfg.Engine)
+	if cfg.Browser != nil {
+		d.web.crashed = func() bool { return cfg.Browser.Available() != nil }
+	}
 	d.pages = newPageStates(cfg.Engine)
 	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d
@@ -105,6 +108,9 @@ func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool
 	} else {
 		res, tab = d.call(ctx, conv, tool, args)
 		res, shutdown = shutdownResult(ctx, res)
+	}
+	if tool == "web_use" {
+		res = WebUseResult(res)
 	}
 	d.record(conv, tool, tab, args, res, shutdown, d.now().Sub(start))
 	return res
@@ -241,6 +247,9 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 		// A frozen conversation's agent lost a batch's answer (batch.go).
 		// Checked before job_pending: "a job runs" must not read as the
 		// answer it lost while the operator has not looked yet.
+		if id := d.jobs.lostAnswer(conv); id != "" {
+			_ = d.engine.Freeze(conv, id) // fails only for an ended conversation
+		}
 		if err := d.engine.Frozen(conv); err != nil {
 			return fail(err), ""
 		}

@@ -192,7 +192,10 @@ func (s ToolSpec) InputSchema() (*jsonschema.Schema, error) {
 		set(prop("action", "text"), func(p *jsonschema.Schema) { n := 8000; p.MaxLength = &n })
 	case "web_use":
 		set(prop("command"), func(p *jsonschema.Schema) {
-			p.Enum = []any{"list_pages", "open", "observe", "act", "verify", "navigate", "close"}
+			p.Enum = nil
+			for _, c := range webUseCommands {
+				p.Enum = append(p.Enum, c)
+			}
 		})
 	case "browser_batch":
 		set(prop("steps"), func(p *jsonschema.Schema) { lo, hi := 1, MaxBatchSteps; p.MinItems, p.MaxItems = &lo, &hi })

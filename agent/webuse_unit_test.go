@@ -28,7 +28,7 @@ func TestWebUseSpecIsOneTool(t *testing.T) {
 	if !slices.Equal(m.Required, []string{"command"}) {
 		t.Errorf("required = %v", m.Required)
 	}
-	if len(m.Properties["command"].Enum) != 7 || m.Properties["arguments"].Type != "object" {
+	if len(m.Properties["command"].Enum) != len(webUseCommands) || m.Properties["arguments"].Type != "object" {
 		t.Errorf("schema = %s", b)
 	}
 }

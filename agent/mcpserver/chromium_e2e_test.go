@@ -37,8 +37,15 @@ type chromiumWorld struct {
 
 func newChromiumWorld(t *testing.T) *chromiumWorld {
 	t.Helper()
+	return newChromiumWorldFor(t, 90*time.Second)
+}
+
+// newChromiumWorldFor is newChromiumWorld for a test that needs longer
+// than 90 s.
+func newChromiumWorldFor(t *testing.T, limit time.Duration) *chromiumWorld {
+	t.Helper()
 	fixture.NeedChromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	eng := consent.New(consent.Config{ReviewDelay: e2eDelay})
 	t.Cleanup(eng.Close)

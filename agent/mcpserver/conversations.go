@@ -220,15 +220,29 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		c, err := s.conversationFor(req)
 		if err != nil {
 			res := missingSession(err)
+			if tool == "web_use" {
+				res = agent.WebUseResult(res)
+			}
 			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool, Input: audit.Summarize(args), Code: res.Code()})
 			return toolResult(res), nil
 		}
 		callCtx, done := s.attend(ctx, req, c)
 		res := s.cfg.Surface.Call(callCtx, c.id, tool, args)
+		// The answer may not reach the caller when its request already
+		// ended: the handler's own context, or the stateful POST behind it.
+		callDone := ctx.Err() != nil
+		if carrier, ok := s.carrierOf(req); ok && carrier.Err() != nil {
+			callDone = true
+		}
 		done()
 		if res.Object == nil {
 			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
+			if tool == "web_use" {
+				res = agent.WebUseResult(res)
+			}
 		}
+		// From here on the answer is the SDK's to write (answer.go).
+		s.armAnswer(req, c.id, res, callDone)
 		if !s.cfg.AuditToolCalls {
 			return toolResult(res), nil
 		}

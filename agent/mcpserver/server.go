@@ -142,6 +142,8 @@ type Server struct {
 	defaultTok Token
 	watchers   sync.WaitGroup
 	closeOnce  sync.Once
+	answers    answerTable // answer.go
+
 	// posts counts requests other than the GET event stream being served:
 	// Close waits for them, so every answer is on the wire before the
 	// sessions close. postsIdle is closed when posts drops to zero while
@@ -383,6 +385,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.postStarted()
 		defer s.postDone()
 	}
+	w, done := s.watchAnswer(w, r) // answer.go
+	defer done()
 	if sessionless(r.Header.Get("Mcp-Protocol-Version")) {
 		r.Header.Del(carrierHeader) // only the server sets it (caller.go)
 		s.stateless.ServeHTTP(w, r)
