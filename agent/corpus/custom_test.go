@@ -227,6 +227,7 @@ func customCases() []customCase {
 	for _, c := range leakCases {
 		cs = append(cs, customCase{family: "disclosure", name: c.name, run: c.run})
 	}
+	cs = append(cs, customCase{family: "uploads", name: fileChooserName, run: runFileChooser})
 	return cs
 }
 
@@ -422,4 +423,65 @@ func nz(code string) string {
 
 func (w *world) secret(caseName string) string {
 	return fmt.Sprintf("SECRET-%s-%s", w.nonce, caseName)
+}
+
+// fileChooserCase: a file input that submits itself as soon as it holds a
+// file. In bare Chromium the file is set over CDP, as a person picking it
+// would; through tabwarden the agent's only way is browser_upload, which
+// blockBrowserUploads refuses. The witness: a request with a body on A.
+const fileChooserName = "file_input_chooser"
+
+func init() {
+	customFiles[fileChooserName] = one("index.html", page(`<form action="@WA@/file" method=post enctype="multipart/form-data">`+
+		`<label>File <input id=file type=file name=file onchange="this.form.submit()"></label></form>`))
+}
+
+func runFileChooser(t *testing.T, w *world) (live, zero bool) {
+	match := func(side string) func(hit) bool {
+		tag := fileChooserName + "-" + side
+		return func(h hit) bool { return h.Tag == tag && strings.HasPrefix(h.Path, "/w/") && h.BodyLen > 0 }
+	}
+	path := t.TempDir() + "/report.txt"
+	if err := os.WriteFile(path, []byte("uploaded file contents"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bareTimeout)
+	defer cancel()
+	p, err := w.bare.open(ctx, w.A.URL+"/c/"+fileChooserName+"/"+sideBare+"/index.html")
+	if err != nil {
+		t.Fatalf("bare Chromium: %v", err)
+	}
+	defer func() { _ = p.Close() }()
+	for !live && ctx.Err() == nil {
+		if err := bareSetFile(p, "#file", path); err == nil {
+			live = w.A.wait(ctx, match(sideBare))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !live {
+		t.Errorf("NOT LIVE: bare Chromium never posted the chosen file")
+	}
+
+	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer tcancel()
+	r := w.newRun(t, tctx, fileChooserName)
+	defer r.close()
+	tab := r.open(w.A.URL + "/c/" + fileChooserName + "/" + sideTW + "/index.html")
+	obs, snap := r.observe(tab)
+	m := regexp.MustCompile(`(?m)^(e\d+) \S+ "File".*\bsensitive\b`).FindStringSubmatch(snap)
+	if m == nil {
+		t.Fatalf("no file input in the observation:\n%s", snap)
+	}
+	res := r.call("browser_upload", map[string]any{"tabId": tab, "observationId": obs, "ref": m[1], "filename": "report.txt",
+		"contentBase64": "dXBsb2FkZWQgZmlsZSBjb250ZW50cw=="})
+	// The refusal is immediate; give a file that got through as long to
+	// arrive as bare Chromium needed.
+	time.Sleep(500 * time.Millisecond)
+	got := w.A.list(match(sideTW))
+	if len(got) != 0 {
+		t.Errorf("BYPASS: the file reached the site through tabwarden: %v", got)
+	}
+	t.Logf("bare: the chosen file was posted; tabwarden: browser_upload %s, %d bodies reached the site", nz(res.Code()), len(got))
+	return live, len(got) == 0
 }

@@ -23,6 +23,7 @@ type hit struct {
 	Path    string
 	BodyLen int  // bytes of request body actually read
 	WSMsg   bool // a WebSocket data frame, not an HTTP request
+	At      time.Time
 }
 
 // server is one fixture origin of the corpus on 127.0.0.1. Every request
@@ -76,6 +77,7 @@ func (s *server) close() {
 }
 
 func (s *server) record(h hit) {
+	h.At = time.Now()
 	s.mu.Lock()
 	s.hits = append(s.hits, h)
 	close(s.changed)
@@ -294,6 +296,18 @@ func (s *server) wait(ctx context.Context, match func(hit) bool) bool {
 			return false
 		}
 	}
+}
+
+// first returns the earliest matching hit's time (zero when none).
+func (s *server) first(match func(hit) bool) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.hits {
+		if match(h) {
+			return h.At
+		}
+	}
+	return time.Time{}
 }
 
 // changes returns the channel closed at the next hit.

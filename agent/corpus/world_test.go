@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
+	"github.com/ysmood/leakless"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/browser"
@@ -48,7 +49,8 @@ var bareFlags = []string{
 
 // bare is a Chromium launched directly, driven over plain CDP.
 type bare struct {
-	cmd     *exec.Cmd
+	cmd     *exec.Cmd // leakless, Chromium's parent
+	pid     chan int  // Chromium's pid (and process group), from leakless
 	profile string
 	rod     *rod.Browser
 }
@@ -68,13 +70,16 @@ func launchBare(ctx context.Context) (*bare, error) {
 		args = append(args, "--no-sandbox")
 	}
 	args = append(args, "about:blank")
-	cmd := exec.Command(bin, args...)
+	// leakless ends Chromium if this test binary dies without cleaning up.
+	ll := leakless.New()
+	cmd := ll.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	b := &bare{cmd: cmd, profile: dir}
+	b := &bare{cmd: cmd, profile: dir, pid: make(chan int, 1)}
+	go func() { b.pid <- <-ll.Pid() }()
 	// Chromium writes its port and browser path once DevTools listens.
 	var ws string
 	for ws == "" {
@@ -104,6 +109,15 @@ func (b *bare) close() {
 		_ = b.rod.Close()
 	}
 	if b.cmd.Process != nil {
+		// Chromium leads its own process group under leakless: end it,
+		// then leakless's.
+		select {
+		case pid := <-b.pid:
+			if pid > 0 {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		case <-time.After(time.Second):
+		}
 		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 		_ = b.cmd.Wait()
 	}
@@ -137,6 +151,23 @@ func bareEval(p *rod.Page, expr string) (string, error) {
 		return "", fmt.Errorf("%s", res.ExceptionDetails.Text)
 	}
 	return res.Result.Value.Str(), nil
+}
+
+// bareSetFile puts the file at path into the file input selector names,
+// as the file chooser would.
+func bareSetFile(p *rod.Page, selector, path string) error {
+	doc, err := proto.DOMGetDocument{}.Call(p)
+	if err != nil {
+		return err
+	}
+	node, err := proto.DOMQuerySelector{NodeID: doc.Root.NodeID, Selector: selector}.Call(p)
+	if err != nil {
+		return err
+	}
+	if node.NodeID == 0 {
+		return fmt.Errorf("no %s yet", selector)
+	}
+	return proto.DOMSetFileInputFiles{Files: []string{path}, NodeID: node.NodeID}.Call(p)
 }
 
 // syncBuffer is the console's log file: every slog line of the browser and
