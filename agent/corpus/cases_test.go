@@ -86,12 +86,12 @@ func buildNetCases() []netCase {
 	add("nav-markup", "form_autofocus_submit", witnessN, idx(`<form action="@WN@/f.html" method=get><input name=q value=1 autofocus onfocus="this.form.submit()"></form>`))
 	add("nav-markup", "link_click", witnessN, idx(goLink("@WN@/p.html", ""))).click = "link"
 	add("nav-markup", "base_href_click", witnessN, one("index.html", cfile{Body: `<!doctype html><head><base href="@WN@/"></head><body>` + goLink("p.html", "") + `</body>`})).click = "link"
-	add("nav-markup", "image_map_area_click", witnessN, idx(`<img usemap="#m" alt="map" src="data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==" `+fill+`><map name=m><area shape=default href="@WN@/p.html" alt="Go"></map>`)).click = "link"
+	add("nav-markup", "form_submit_button_click", witnessN, idx(`<form action="@WN@/f.html" method=get><input type=hidden name=q value=1><button `+fill+`>Go</button></form>`)).click = "button"
 
 	// Headers.
 	add("nav-headers", "refresh_header", witnessN, one("index.html", pageHdr(`<p>refresh header`, map[string]string{"Refresh": "0; url=@WN@/p.html"})))
 	add("nav-headers", "link_preload_header", witnessP, one("index.html", pageHdr(`<p>link header`, map[string]string{"Link": "<@WP@/x.js>; rel=preload; as=script"})))
-	add("nav-headers", "location_on_201", witnessN, one("index.html", cfile{Status: 201, Header: map[string]string{"Refresh": "0;url=@WN@/p.html"}, Body: "<p>created"}))
+	add("nav-headers", "refresh_header_on_201", witnessN, one("index.html", cfile{Status: 201, Header: map[string]string{"Refresh": "0;url=@WN@/p.html"}, Body: "<p>created"}))
 
 	// Redirects: the agent opens A, A answers with a hop to N.
 	for _, st := range []struct {
@@ -149,7 +149,7 @@ func buildNetCases() []netCase {
 		"a.css":      {Body: `@import url("@WP@/x.css"); body { color: black; }`},
 	})
 	sub("font_face", idx(`<style>@font-face { font-family: W; src: url("@WP@/f.woff2"); } p { font-family: W; }</style><p>font</p><script>document.fonts.load("16px W").finally(done);</script>`))
-	sub("css_background", idx(`<div style="width:50px;height:50px;background:url('@WP@/b.png')"></div>`))
+	sub("css_background", idx(`<div style="width:50px;height:50px;background:url('@WP@/b.png')"></div><script>addEventListener("load", function () { setTimeout(done, 100); });</script>`))
 	sub("fetch", script(`fetch("@WP@/f").finally(done);`))
 	sub("xhr", script(`var x = new XMLHttpRequest(); x.open("GET", "@WP@/x"); x.onloadend = done; x.send();`))
 	sub("dedicated_worker_fetch", map[string]cfile{
@@ -191,7 +191,7 @@ func buildNetCases() []netCase {
 	sub("video", idx(`<video src="@WP@/v.mp4" preload=auto onerror="done()"></video>`))
 	sub("audio", idx(`<audio src="@WP@/a.mp3" preload=auto onerror="done()"></audio>`))
 	sub("track", idx(`<video src="@C@/v.mp4" preload=auto crossorigin=anonymous><track default kind=captions src="@WP@/t.vtt" onerror="done()" onload="done()"></video>`))
-	sub("favicon", one("index.html", cfile{Body: `<!doctype html><head><link rel=icon href="@WP@/favicon.png"></head><body>icon</body>`}))
+	sub("favicon", one("index.html", cfile{Body: `<!doctype html><head><link rel=icon href="@WP@/favicon.png">@HELPERS@</head><body>icon<script>addEventListener("load", function () { setTimeout(done, 200); });</script></body>`}))
 
 	// Upload channels to A under blockBrowserUploads.
 	up := func(name string, files map[string]cfile) { add("uploads", name, witnessUpload, files) }

@@ -200,8 +200,10 @@ func runBare(t *testing.T, w *world, c netCase, live *bool) time.Duration {
 
 // runTW runs the case through tabwarden. It ends on the first signal (the
 // witness counted, the page said done, a review for another origin came
-// up) and then waits at least twice as long as bare Chromium took to make
-// its request, so a request that comes late is still counted.
+// up) or after quietMax without one, and in any case not before twice as
+// long as bare Chromium took to make its request (plus half a second, at
+// least a second) has passed since the page's first request reached A, so
+// a request that comes late is still counted.
 func runTW(t *testing.T, w *world, c netCase, bareDone <-chan time.Duration) bool {
 	srv, match := w.matcher(c, sideTW)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -257,7 +259,7 @@ wait:
 	if t0 := w.A.first(pageHit(c.name, sideTW)); !t0.IsZero() {
 		from = t0
 	}
-	if rest := 2*bareTook + 300*time.Millisecond - time.Since(from); rest > 0 {
+	if rest := max(2*bareTook+500*time.Millisecond, time.Second) - time.Since(from); rest > 0 {
 		time.Sleep(rest)
 	}
 	got := srv.list(match)
@@ -278,7 +280,7 @@ wait:
 // quietMax bounds the tabwarden side's wait for any signal when none
 // comes (a request the hook drops silently gives none); after it, the
 // side still waits twice as long as bare Chromium took.
-const quietMax = 3 * time.Second
+const quietMax = time.Second
 
 // customCase is a case with its own two sides (terminal, disclosure).
 type customCase struct {
