@@ -351,7 +351,11 @@ func (w *world) expand(caseName, side, s string) string {
 
 // helpers are prepended to pages that use them: done() tells the test the
 // page made its attempt (a same-origin GET to A that neither gate stops).
-const helpers = `<script>function done(){fetch("@DONE@").catch(function(){});}</script>`
+// The load event is reported too (/done/<tag>/load): the tabwarden side
+// counts its wait from it, so a page slow to load under a busy machine
+// still gets its full window.
+const helpers = `<script>function done(){fetch("@DONE@").catch(function(){});}` +
+	`addEventListener("load",function(){fetch("@DONE@/load").catch(function(){});});</script>`
 
 const (
 	sideBare = "bare"
