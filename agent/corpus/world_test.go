@@ -1,0 +1,547 @@
+package corpus_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+	"github.com/ysmood/leakless"
+
+	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/policy"
+)
+
+// reviewDelay is the key-ahead guard; the operator below waits it out.
+const reviewDelay = 20 * time.Millisecond
+
+// bareFlags are the flags DESIGN §3 mandates for every Chromium, the same
+// list browser.Launch uses: the bare browser differs from tabwarden's only
+// in having no request hook, no policy and no consent engine behind it.
+var bareFlags = []string{
+	"--enable-features=WebMCP",
+	"--disable-features=BackForwardCache",
+	"--no-first-run",
+	"--no-default-browser-check",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--password-store=basic",
+	"--headless=new",
+}
+
+// bare is a Chromium launched directly, driven over plain CDP.
+type bare struct {
+	cmd     *exec.Cmd // leakless, Chromium's parent
+	pid     chan int  // Chromium's pid (and process group), from leakless
+	profile string
+	rod     *rod.Browser
+}
+
+func launchBare(ctx context.Context) (*bare, error) {
+	bin, err := browser.FindChromium("")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "tabwarden-corpus-bare-")
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{}, bareFlags...)
+	args = append(args, "--user-data-dir="+dir, "--remote-debugging-port=0")
+	if os.Geteuid() == 0 {
+		args = append(args, "--no-sandbox")
+	}
+	args = append(args, "about:blank")
+	// leakless ends Chromium if this test binary dies without cleaning up.
+	ll := leakless.New()
+	cmd := ll.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	b := &bare{cmd: cmd, profile: dir, pid: make(chan int, 1)}
+	go func() { b.pid <- <-ll.Pid() }()
+	// Chromium writes its port and browser path once DevTools listens.
+	var ws string
+	for ws == "" {
+		if raw, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
+			if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); len(lines) == 2 {
+				ws = "ws://127.0.0.1:" + lines[0] + lines[1]
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			b.close()
+			return nil, fmt.Errorf("bare Chromium opened no DevTools port: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	b.rod = rod.New().ControlURL(ws)
+	if err := b.rod.Connect(); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bare) close() {
+	if b.rod != nil {
+		_ = b.rod.Close()
+	}
+	if b.cmd.Process != nil {
+		// Chromium leads its own process group under leakless: end it,
+		// then leakless's.
+		select {
+		case pid := <-b.pid:
+			if pid > 0 {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		case <-time.After(time.Second):
+		}
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		_ = b.cmd.Wait()
+	}
+	_ = os.RemoveAll(b.profile)
+}
+
+// open creates a tab at url and returns it; ctx bounds every call on it.
+func (b *bare) open(ctx context.Context, url string) (*rod.Page, error) {
+	return b.rod.Context(ctx).Page(proto.TargetCreateTarget{URL: url})
+}
+
+// click is a trusted mouse click at x,y (user activation, as a person's).
+func bareClick(p *rod.Page, x, y float64) error {
+	for _, typ := range []proto.InputDispatchMouseEventType{proto.InputDispatchMouseEventTypeMousePressed, proto.InputDispatchMouseEventTypeMouseReleased} {
+		if err := (proto.InputDispatchMouseEvent{Type: typ, X: x, Y: y, Button: proto.InputMouseButtonLeft, ClickCount: 1}).Call(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bareEval evaluates expr in the bare page (the bare browser only: this
+// is the liveness probe, tabwarden is never driven this way) and returns
+// the string it resolves to; an exception is an error.
+func bareEval(p *rod.Page, expr string) (string, error) {
+	res, err := proto.RuntimeEvaluate{Expression: expr, AwaitPromise: true, ReturnByValue: true}.Call(p)
+	if err != nil {
+		return "", err
+	}
+	if res.ExceptionDetails != nil {
+		return "", fmt.Errorf("%s", res.ExceptionDetails.Text)
+	}
+	return res.Result.Value.Str(), nil
+}
+
+// bareSetFile puts the file at path into the file input selector names,
+// as the file chooser would.
+func bareSetFile(p *rod.Page, selector, path string) error {
+	doc, err := proto.DOMGetDocument{}.Call(p)
+	if err != nil {
+		return err
+	}
+	node, err := proto.DOMQuerySelector{NodeID: doc.Root.NodeID, Selector: selector}.Call(p)
+	if err != nil {
+		return err
+	}
+	if node.NodeID == 0 {
+		return fmt.Errorf("no %s yet", selector)
+	}
+	return proto.DOMSetFileInputFiles{Files: []string{path}, NodeID: node.NodeID}.Call(p)
+}
+
+// syncBuffer is the console's log file: every slog line of the browser and
+// of the process-wide logger lands here.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// world is everything the corpus shares: the origins, the bare Chromium
+// and tabwarden (one engine, one Chromium with the corpus policy).
+//
+// Origins: A serves every page and is the only origin the operator ever
+// approves. N (tabwarden side) is allowed by policy but never approved:
+// what reaches it got past navigation consent. P is excluded by policy:
+// what reaches it got past browserOrigins. Uploads are counted on A itself
+// (allowed and approved; only blockBrowserUploads stands in the way). The
+// bare side has its own N0 and P0, so the tabwarden witnesses count
+// nothing but tabwarden's requests.
+type world struct {
+	A, N, P, N0, P0 *server
+	bare            *bare
+
+	eng       *consent.Engine
+	br        *browser.Browser
+	pol       *policy.Policy
+	auditPath string
+	audit     *audit.FileLog
+	appLog    *syncBuffer
+	logger    *slog.Logger
+	op        *operator
+	dir       string
+	nonce     string // makes each run's secrets unique
+}
+
+var (
+	shared    *world
+	sharedErr error
+	once      sync.Once
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.close()
+	}
+	os.Exit(code)
+}
+
+func (w *world) close() {
+	if w.op != nil {
+		w.op.stop()
+	}
+	if w.br != nil {
+		_ = w.br.Close()
+	}
+	if w.eng != nil {
+		w.eng.Close()
+	}
+	if w.bare != nil {
+		w.bare.close()
+	}
+	if w.audit != nil {
+		_ = w.audit.Close()
+	}
+	for _, s := range []*server{w.A, w.N, w.P, w.N0, w.P0} {
+		if s != nil {
+			s.close()
+		}
+	}
+	if w.dir != "" {
+		_ = os.RemoveAll(w.dir)
+	}
+}
+
+func getWorld(t *testing.T) *world {
+	t.Helper()
+	fixture.NeedChromium(t)
+	once.Do(func() { shared, sharedErr = newWorld() })
+	if sharedErr != nil {
+		t.Fatalf("corpus world: %v", sharedErr)
+	}
+	return shared
+}
+
+func newWorld() (*world, error) {
+	w := &world{appLog: &syncBuffer{}, nonce: fmt.Sprintf("%x", time.Now().UnixNano())}
+	var err error
+	for _, p := range []**server{&w.A, &w.N, &w.P, &w.N0, &w.P0} {
+		if *p, err = startServer(caseFile, w.expand); err != nil {
+			w.close()
+			return nil, err
+		}
+	}
+	if w.dir, err = os.MkdirTemp("", "tabwarden-corpus-"); err != nil {
+		w.close()
+		return nil, err
+	}
+	raw, _ := json.Marshal(map[string]any{"execution": map[string]any{
+		"browserOrigins":      []string{w.A.URL, w.N.URL},
+		"blockBrowserUploads": true,
+	}})
+	if w.pol, err = policy.Parse("corpus.json", raw); err != nil {
+		w.close()
+		return nil, err
+	}
+	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	slog.SetDefault(w.logger)
+	w.auditPath = filepath.Join(w.dir, "audit.jsonl")
+	if w.audit, err = audit.Open(w.auditPath); err != nil {
+		w.close()
+		return nil, err
+	}
+	w.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if w.bare, err = launchBare(ctx); err != nil {
+		w.close()
+		return nil, fmt.Errorf("bare Chromium: %w", err)
+	}
+	w.br, err = browser.Launch(ctx, browser.Options{
+		Headless: true, ProfileDir: filepath.Join(w.dir, "profile"), Gate: w.eng, Policy: w.pol, Logger: w.logger,
+	})
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("tabwarden Chromium: %w", err)
+	}
+	w.op = startOperator(w.eng, w.A.URL)
+	return w, nil
+}
+
+// env is what a case's placeholders expand to on one side.
+func (w *world) env(caseName, side string) map[string]string {
+	n, p := w.N, w.P
+	if side == sideBare {
+		n, p = w.N0, w.P0
+	}
+	tag := caseName + "-" + side
+	ws := func(s *server) string { return "ws" + strings.TrimPrefix(s.URL, "http") + "/w/" + tag + "/ws" }
+	return map[string]string{
+		"@A@":      w.A.URL,
+		"@N@":      n.URL,
+		"@P@":      p.URL,
+		"@T@":      tag,
+		"@C@":      w.A.URL + "/c/" + caseName + "/" + side,
+		"@WA@":     w.A.URL + "/w/" + tag,
+		"@WN@":     n.URL + "/w/" + tag,
+		"@WP@":     p.URL + "/w/" + tag,
+		"@WSA@":    ws(w.A),
+		"@WSN@":    ws(n),
+		"@WSP@":    ws(p),
+		"@DONE@":   w.A.URL + "/done/" + tag,
+		"@SECRET@": w.secret(caseName),
+	}
+}
+
+var placeholder = regexp.MustCompile(`@[A-Z]+@`)
+
+func (w *world) expand(caseName, side, s string) string {
+	env := w.env(caseName, side)
+	s = strings.ReplaceAll(s, "@HELPERS@", helpers)
+	return placeholder.ReplaceAllStringFunc(s, func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return k
+	})
+}
+
+// helpers are prepended to pages that use them: done() tells the test the
+// page made its attempt (a same-origin GET to A that neither gate stops).
+// The load event is reported too (/done/<tag>/load): the tabwarden side
+// counts its wait from it, so a page slow to load under a busy machine
+// still gets its full window.
+const helpers = `<script>function done(){fetch("@DONE@").catch(function(){});}` +
+	`addEventListener("load",function(){fetch("@DONE@/load").catch(function(){});});</script>`
+
+const (
+	sideBare = "bare"
+	sideTW   = "tw"
+)
+
+// operator is the person at the keyboard for the whole corpus: it
+// approves everything asked for origin A except a disclosure ("Share
+// result"), and denies every other review. inspect, when set, sees each
+// review on screen before it is answered (the terminal family renders the
+// TUI there).
+type operator struct {
+	eng    *consent.Engine
+	origin string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	shown   []consent.Review
+	inspect func(consent.Review)
+}
+
+func startOperator(eng *consent.Engine, origin string) *operator {
+	ctx, cancel := context.WithCancel(context.Background())
+	o := &operator{eng: eng, origin: origin, cancel: cancel, done: make(chan struct{})}
+	go o.run(ctx)
+	return o
+}
+
+func (o *operator) stop() {
+	o.cancel()
+	<-o.done
+}
+
+func (o *operator) setInspect(fn func(consent.Review)) {
+	o.mu.Lock()
+	o.inspect = fn
+	o.mu.Unlock()
+}
+
+// reviews returns every review shown for conv.
+func (o *operator) reviews(conv consent.ConversationID) []consent.Review {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []consent.Review
+	for _, r := range o.shown {
+		if r.Conversation == conv {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (o *operator) run(ctx context.Context) {
+	defer close(o.done)
+	changes, unsub := o.eng.Changes()
+	defer unsub()
+	seen := map[string]bool{}
+	for {
+		st := o.eng.Snapshot()
+		if r := st.Focused; r != nil {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				o.mu.Lock()
+				o.shown = append(o.shown, *r)
+				fn := o.inspect
+				o.mu.Unlock()
+				if fn != nil {
+					fn(*r)
+				}
+			}
+			approve := r.Origin == o.origin && r.Kind != consent.KindDisclosure
+			if wait := time.Until(r.ShownAt.Add(reviewDelay)); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					return
+				}
+			}
+			err := o.eng.Decide(r.ID, approve)
+			if err == nil || errors.Is(err, consent.ErrTooEarly) {
+				continue
+			}
+		} else if len(st.Queue) > 0 {
+			// A review waiting behind a tab not on screen (a popup): bring
+			// it up, as the operator would when the inventory flags it.
+			q := st.Queue[0]
+			o.eng.Select(q.Conversation, q.Tab)
+		}
+		select {
+		case <-changes:
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// run is one case's conversation on the tabwarden side.
+type run struct {
+	t    *testing.T
+	ctx  context.Context
+	w    *world
+	d    *agent.Dispatcher
+	conv consent.ConversationID
+	tag  string
+}
+
+var convSeq atomic.Int64
+
+func (w *world) newRun(t *testing.T, ctx context.Context, name string) *run {
+	r := &run{t: t, ctx: ctx, w: w, conv: consent.ConversationID(fmt.Sprintf("corpus-%d-%s", convSeq.Add(1), name)), tag: name + "-" + sideTW}
+	w.eng.AddConversation(r.conv, name)
+	w.eng.Select(r.conv, "")
+	r.d = agent.NewDispatcher(agent.DispatcherConfig{Engine: w.eng, Browser: w.br, Policy: w.pol, Audit: w.audit})
+	return r
+}
+
+func (r *run) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tab := range r.w.br.Tabs(r.conv) {
+		_ = r.w.br.CloseTab(ctx, r.conv, tab.ID)
+	}
+	r.d.Close()
+	r.w.eng.RemoveConversation(r.conv)
+}
+
+func (r *run) call(tool string, args any) agent.Result {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return r.d.Call(r.ctx, r.conv, tool, raw)
+}
+
+func (r *run) callOK(tool string, args any) map[string]any {
+	r.t.Helper()
+	res := r.call(tool, args)
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(res.JSON()), &obj); err != nil || res.IsError || obj["ok"] != true {
+		r.t.Fatalf("%s failed: %s", tool, res.JSON())
+	}
+	return obj
+}
+
+// open opens a case page through the navigation review (approved by the
+// operator: the origin is A) and returns the tab.
+func (r *run) open(url string) string {
+	r.t.Helper()
+	obj := r.callOK("browser_open", map[string]any{"url": url})
+	tab, _ := obj["tabId"].(string)
+	if tab == "" {
+		r.t.Fatalf("browser_open returned no tab: %v", obj)
+	}
+	return tab
+}
+
+var refLine = regexp.MustCompile(`(?m)^(e\d+) (\S+) "([^"]*)"`)
+
+// observe returns the observation id and text form of tab.
+func (r *run) observe(tab string) (string, string) {
+	r.t.Helper()
+	obj := r.callOK("browser_observe", map[string]any{"tabId": tab})
+	id, _ := obj["observationId"].(string)
+	snap, _ := obj["snapshot"].(string)
+	return id, snap
+}
+
+// refOf is the ref of the first element of role whose name contains name.
+func refOf(t *testing.T, snap, role, name string) string {
+	t.Helper()
+	for _, m := range refLine.FindAllStringSubmatch(snap, -1) {
+		if m[2] == role && strings.Contains(m[3], name) {
+			return m[1]
+		}
+	}
+	t.Fatalf("no %s %q in the observation:\n%s", role, name, snap)
+	return ""
+}
+
+// clickGo clicks the page's "Go" element the way an agent does (observe,
+// then an approved browser_act click).
+func (r *run) clickGo(tab, role string) {
+	r.t.Helper()
+	obs, snap := r.observe(tab)
+	ref := refOf(r.t, snap, role, "Go")
+	r.callOK("browser_act", map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "click", "ref": ref}})
+}
