@@ -225,6 +225,10 @@ func (r *rawElement) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
+	r.Name, r.Value = siteText(r.Name), siteText(r.Value)
+	for i, o := range r.Options {
+		r.Options[i] = siteText(o)
+	}
 	return nil
 }
 
@@ -357,7 +361,7 @@ func (t *Tab) snapshot(ctx context.Context) (*observation, bool, error) {
 		return nil, false, errors.New("isolated world sent no elements for an unknown generation")
 	}
 	if raw.Text != nil {
-		c.text = *raw.Text
+		c.text = siteBlock(*raw.Text)
 	} else if !mine || raw.TextGen != c.textGen {
 		return nil, false, errors.New("isolated world sent no text for an unknown generation")
 	}
@@ -604,7 +608,7 @@ func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textCh
 		left = 0
 	}
 	ob := &Observation{
-		ID: o.id, TabID: t.id, URL: shortURL(o.state.Href), Title: o.state.Title,
+		ID: o.id, TabID: t.id, URL: shortURL(o.state.Href), Title: siteText(o.state.Title),
 		Viewport: Viewport{Width: int(o.state.VW), Height: int(o.state.VH), DPR: o.state.DPR},
 		ScrollX:  int(o.state.SX), ScrollY: int(o.state.SY),
 		ExpiresIn: int(left / time.Millisecond),
