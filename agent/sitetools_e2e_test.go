@@ -135,6 +135,10 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	if strings.Contains(allow.ToolCall.InputSummary, "TITLE-VALUE") || !strings.Contains(allow.ToolCall.InputSummary, "title") {
 		t.Errorf("input summary %q: want the redacted shape, never the value", allow.ToolCall.InputSummary)
 	}
+	// The operator sees the values being sent (DESIGN §4); only the screen does.
+	if !strings.Contains(allow.ToolCall.InputValues, `"title": "Quarterly TITLE-VALUE"`) {
+		t.Errorf("input values %q: the review must show what is sent", allow.ToolCall.InputValues)
+	}
 	r.op.decide(allow, true)
 
 	share := r.op.await(consent.KindDisclosure, r.srv.URL)

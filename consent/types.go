@@ -91,6 +91,10 @@ type ToolCall struct {
 	ToolName     string
 	ToolTitle    string
 	InputSummary string // already redacted (audit.Summarize)
+	// InputValues is the input itself for the operator's screen, secret-
+	// looking keys masked (audit.MaskSecrets). It lives only in the review,
+	// like a disclosure's result, and is never audited.
+	InputValues string
 	ReadOnlyHint bool   // advisory only; shown, never trusted
 }
 

@@ -200,6 +200,10 @@ func panelCases() map[string]consent.State {
 	upload.Upload = &consent.Upload{Filename: "invoice-2026-11.pdf", Size: 1258291, SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Ref: "e21", Role: "button", Name: "Attach file"}
 	tool := review(consent.KindToolCall, "Allow site tool call?", "Allow once")
 	tool.ToolCall = &consent.ToolCall{ToolName: "save_draft", ToolTitle: "Save a draft", InputSummary: `{"title":"Weekly report","body":"<812 chars>","apiKey":"[redacted]"}`, ReadOnlyHint: true}
+	toolValues := review(consent.KindToolCall, "Allow site tool call?", "Allow once")
+	toolValues.ToolCall = &consent.ToolCall{ToolName: "save_draft", ToolTitle: "Save a draft",
+		InputSummary: `{"apiKey":"[redacted]","body":"string(54)","tags":"array(3) of string","title":"string(13)"}`,
+		InputValues:  "{\n  \"apiKey\": \"•••\",\n  \"body\": \"Numbers are up 4% on last week; see the attached chart.\",\n  \"tags\": [\n    \"weekly\",\n    \"sales\",\n    \"draft\"\n  ],\n  \"title\": \"Weekly report\"\n}"}
 	disc := review(consent.KindDisclosure, "Share site tool result?", "Share result")
 	disc.Consequence = "The result below becomes visible to the conversation's model."
 	var items []string
@@ -233,6 +237,7 @@ func panelCases() map[string]consent.State {
 		"plan":          withFocus(baseState(), plan),
 		"upload":        withFocus(baseState(), upload),
 		"tool_call":     withFocus(baseState(), tool),
+		"tool_values":   withFocus(baseState(), toolValues),
 		"disclosure":    withFocus(baseState(), disc),
 		"thread":        withFocus(baseState(), thread),
 		"session":       withFocus(baseState(), session),

@@ -42,8 +42,8 @@ func (m *Model) syncViewport() {
 	m.vp.SetWidth(pw)
 	m.vp.SetHeight(max(pbh, 0))
 	tab := m.tabState(f.Tab)
-	if k := newBodyKey(f, tab, pw); k != m.vpKey {
-		m.vp.SetContentLines(reviewBody(f, tab, pw))
+	if k := newBodyKey(f, tab, pw, m.details); k != m.vpKey {
+		m.vp.SetContentLines(reviewBody(f, tab, pw, m.details))
 		if f.ID != m.vpKey.review {
 			m.vp.GotoTop()
 		}
@@ -58,10 +58,11 @@ type bodyKey struct {
 	review string
 	width  int
 	stay   string
+	expand bool
 }
 
-func newBodyKey(r *consent.Review, tab *consent.TabState, w int) bodyKey {
-	return bodyKey{review: r.ID, width: w, stay: stayText(tab)}
+func newBodyKey(r *consent.Review, tab *consent.TabState, w int, expand bool) bodyKey {
+	return bodyKey{review: r.ID, width: w, stay: stayText(tab), expand: expand}
 }
 
 // tabState finds a tab of a conversation by id; nil when the inventory
@@ -199,10 +200,10 @@ func (m Model) originsFit(panel *reviewPanel, w int) bool {
 // on every frame.
 func (m Model) bodyLen(r *consent.Review, w int) int {
 	tab := m.tabState(r.Tab)
-	if newBodyKey(r, tab, w) == m.vpKey {
+	if newBodyKey(r, tab, w, m.details) == m.vpKey {
 		return m.vp.TotalLineCount()
 	}
-	return len(reviewBody(r, tab, w))
+	return len(reviewBody(r, tab, w, m.details))
 }
 
 // composeStacked puts everything in one column (below 120 columns, or when

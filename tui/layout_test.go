@@ -186,7 +186,7 @@ func TestReviewBodyNeverSplitsHyphenatedWords(t *testing.T) {
 	r := review(consent.KindAction, "Allow this page action?", "Allow once")
 	r.Action = &consent.Action{Type: consent.ActionFill, Ref: "e3", Role: "textbox", Name: "User name for eu-west-3.example", Text: "sign in as demo-user at eu-west-3.example please"}
 	for w := 30; w <= 80; w++ {
-		body := strings.Join(reviewBody(&r, nil, w), "\n")
+		body := strings.Join(reviewBody(&r, nil, w, false), "\n")
 		for _, word := range []string{"demo-user", "eu-west-3.example"} {
 			if strings.Count(body, word) != 2-boolInt(word == "demo-user") {
 				t.Errorf("width %d: %q split across lines:\n%s", w, word, body)
@@ -219,7 +219,7 @@ func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 		{nil, "The tab stays where it is", "about:blank"},
 	}
 	for _, c := range cases {
-		body := squash(strings.Join(reviewBody(&r, c.tab, 80), " "))
+		body := squash(strings.Join(reviewBody(&r, c.tab, 80, false), " "))
 		if !strings.Contains(body, c.want) || (c.nope != "" && strings.Contains(body, c.nope)) {
 			t.Errorf("tab %+v: body %q, want %q", c.tab, body, c.want)
 		}

@@ -15,7 +15,9 @@ import (
 // 8000 characters of text to enter, a 256 KiB disclosure). tab is the
 // review's tab as the inventory knows it, nil when it does not; only its
 // stayText is used (the viewport is refilled when that changes, bodyKey).
-func reviewBody(r *consent.Review, tab *consent.TabState, w int) []string {
+// expand (enter) shows a site tool's whole input instead of its first
+// collapsedInputLines.
+func reviewBody(r *consent.Review, tab *consent.TabState, w int, expand bool) []string {
 	var b blockWriter
 	b.w = w
 	switch r.Kind {
@@ -56,11 +58,27 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int) []string {
 			name += " — " + clean(t.ToolTitle)
 		}
 		b.field("will", "call the site tool "+name)
-		summary := clean(t.InputSummary)
-		if summary == "" {
-			summary = "(no input)"
+		if values := strings.Split(cleanBlock(t.InputValues), "\n"); t.InputValues != "" {
+			b.line("input (values sent; keys that look secret are masked):")
+			shown := values
+			if !expand && len(values) > collapsedInputLines {
+				shown = values[:collapsedInputLines]
+			}
+			for _, l := range shown {
+				for _, wl := range wrap(l, w-2) {
+					b.line("  " + wl)
+				}
+			}
+			if len(shown) < len(values) {
+				b.line(fmt.Sprintf("  … %d more lines (enter shows all)", len(values)-len(shown)))
+			}
+		} else {
+			summary := clean(t.InputSummary)
+			if summary == "" {
+				summary = "(no input)"
+			}
+			b.field("input", summary)
 		}
-		b.field("input", summary)
 		hint := "no"
 		if t.ReadOnlyHint {
 			hint = "yes"
@@ -94,6 +112,10 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int) []string {
 	}
 	return b.lines
 }
+
+// collapsedInputLines is how much of a site tool's input a review shows
+// before enter expands it.
+const collapsedInputLines = 8
 
 // stayText says what the tab shows while a navigation review waits: the
 // request is held, so the tab keeps the page it had. Only a blank tab (a

@@ -334,6 +334,7 @@ func TestPanelContents(t *testing.T) {
 		"plan":          {" 1.", " 2.", " 3.", " 4.", `verify text_contains "Saved 1"`},
 		"upload":        {"invoice-2026-11.pdf", "1.2 MiB (1,258,291 bytes)", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
 		"tool_call":     {"save_draft — Save a draft", `"apiKey":"[redacted]"`, "advisory only"},
+		"tool_values":   {"input (values sent; keys that look secret are masked):", `"apiKey": "•••"`, "Numbers are up 4%", "… 2 more lines (enter shows all)"},
 		"disclosure":    {"713 B (713 bytes)", "result (complete"},
 		"thread":        {"a Allow browser control for this thread  d deny", "consent: THREAD"},
 		"session":       {"a Allow for this session  d deny", "consent: TRUSTED"},
@@ -377,5 +378,24 @@ func TestActivityLinesCap(t *testing.T) {
 	got := screen(m)
 	if strings.Contains(got, "42 elements") || !strings.Contains(got, "connected") {
 		t.Errorf("want only the newest activity line:\n%s", got)
+	}
+}
+
+// enter expands a site tool's input to all of its values, and again
+// collapses it; the secret stays masked either way.
+func TestToolInputExpands(t *testing.T) {
+	st := panelCases()["tool_values"]
+	collapsed := plain(renderState(st, 160, 48))
+	if strings.Contains(collapsed, `"title"`) || !strings.Contains(collapsed, "2 more lines") {
+		t.Fatalf("collapsed input shows too much or too little:\n%s", collapsed)
+	}
+	expanded := plain(renderState(st, 160, 48, press("enter")))
+	for _, want := range []string{`"draft"`, `"title": "Weekly report"`, `"apiKey": "•••"`} {
+		if !strings.Contains(expanded, want) {
+			t.Errorf("expanded input lacks %s:\n%s", want, expanded)
+		}
+	}
+	if strings.Contains(expanded, "more lines (enter shows all)") {
+		t.Errorf("expanded input still collapsed:\n%s", expanded)
 	}
 }

@@ -255,10 +255,11 @@ func (b *Broker) Prepare(ctx context.Context, conv consent.ConversationID, tab c
 	return c, nil
 }
 
-// ToolCall is the review detail for the action gate: the input appears
-// only as audit.Summarize's redacted shape.
+// ToolCall is the review detail for the action gate: the input's values for
+// the screen, secret-looking keys masked, and its redacted shape for the log.
 func (c *Call) ToolCall() *consent.ToolCall {
 	return &consent.ToolCall{ToolName: c.Tool.Name, ToolTitle: c.Tool.Title, InputSummary: audit.Summarize(c.Input),
+		InputValues:  audit.MaskSecrets(c.Input),
 		ReadOnlyHint: c.Tool.Annotations.ReadOnlyHint}
 }
 

@@ -217,3 +217,48 @@ func plainKey(k string) bool {
 	}
 	return true
 }
+
+// MaskedSecret replaces, in MaskSecrets, every value under a key RedactKey
+// matches.
+const MaskedSecret = "•••"
+
+// MaskSecrets is input (JSON) pretty-printed for the operator's review, with
+// the value under every key RedactKey matches replaced by MaskedSecret at
+// any depth. It is for the screen only: the log keeps Summarize's shape and
+// digests, never values. Bytes that are not JSON give "".
+func MaskSecrets(input []byte) string {
+	if len(bytes.TrimSpace(input)) == 0 {
+		return ""
+	}
+	v, err := decodeJSON(input)
+	if err != nil {
+		return ""
+	}
+	out, err := json.MarshalIndent(maskValue(v), "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func maskValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, val := range t {
+			if RedactKey(k) {
+				m[k] = MaskedSecret
+				continue
+			}
+			m[k] = maskValue(val)
+		}
+		return m
+	case []any:
+		out := make([]any, len(t))
+		for i, val := range t {
+			out[i] = maskValue(val)
+		}
+		return out
+	}
+	return v
+}

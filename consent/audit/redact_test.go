@@ -218,3 +218,31 @@ func FuzzSummarize(f *testing.F) {
 		}
 	})
 }
+
+func TestMaskSecrets(t *testing.T) {
+	got := MaskSecrets([]byte(`{"title":"Weekly","nested":{"apiKey":"sk-1","list":[{"Password":"hunter2","n":3}]},"authorization":{"deep":"x"}}`))
+	want := `{
+  "authorization": "•••",
+  "nested": {
+    "apiKey": "•••",
+    "list": [
+      {
+        "Password": "•••",
+        "n": 3
+      }
+    ]
+  },
+  "title": "Weekly"
+}`
+	if got != want {
+		t.Fatalf("MaskSecrets:\n%s\nwant:\n%s", got, want)
+	}
+	for _, secret := range []string{"sk-1", "hunter2", `"x"`} {
+		if strings.Contains(got, secret) {
+			t.Errorf("a secret value %s survived", secret)
+		}
+	}
+	if MaskSecrets([]byte("not json")) != "" || MaskSecrets(nil) != "" {
+		t.Error("non-JSON input must give nothing to show")
+	}
+}
