@@ -197,6 +197,9 @@ func launchChromium(ctx context.Context, opts *Options) (*process, string, error
 	if err := CheckProfileLock(profile); err != nil {
 		return nil, "", err
 	}
+	if err := disablePreloading(profile); err != nil {
+		return nil, "", err
+	}
 	args := append([]string{}, baseFlags...)
 	args = append(args, "--user-data-dir="+profile, "--remote-debugging-port=0")
 	if os.Geteuid() == 0 {

@@ -21,6 +21,14 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		return
 	}
 	req := e.Request
+	if speculative(req) {
+		// A load Chromium makes on a guess, for no one: never needed,
+		// and for a document of an origin the tab has no grant for it
+		// would be the page without the review. Not counted as blocked:
+		// the page is not missing anything.
+		b.fail(e)
+		return
+	}
 	main := e.ResourceType == proto.NetworkResourceTypeDocument
 	dec := b.decide(req.URL, req.Method, req.HasPostData, false)
 
@@ -201,19 +209,39 @@ func errPaused() error {
 	return consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
 }
 
+// speculative reports a request Chromium sends on a guess: <link
+// rel=prefetch> (and anything else marked so) carries "Sec-Purpose:
+// prefetch" (older Chromium: "Purpose: prefetch"), a prerender's document
+// "Sec-Purpose: prefetch;prerender".
+func speculative(req *proto.NetworkRequest) bool {
+	for k, v := range req.Headers {
+		if k = strings.ToLower(k); k == "sec-purpose" || k == "purpose" {
+			if strings.Contains(strings.ToLower(v.Str()), "prefetch") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hookPatterns is the browser-level Fetch.enable of the hook. Under a
 // managed policy that restricts origins or uploads, every request is
 // paused at the Request stage (and documents and worker scripts again at
-// the Response stage for connectSrc). Without one, only documents are:
-// navigation consent is about main-frame documents, and a sub-resource
-// has no rule to answer to, so pausing it would only cost page-load time
-// (see BenchmarkPageLoadHook).
+// the Response stage for connectSrc). Without one, documents are, for
+// navigation consent, and requests of type Fetch, which is what Chromium
+// 156 calls a <link rel=prefetch> (it has no Prefetch filter): those are
+// failed as speculative. Other sub-resources have no rule to answer to,
+// so pausing them would only cost page-load time (see
+// BenchmarkPageLoadHook).
 func (b *Browser) hookPatterns() proto.FetchEnable {
 	pat := &proto.FetchRequestPattern{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest}
+	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{pat}}
 	if !b.restricts() {
 		pat.ResourceType = proto.NetworkResourceTypeDocument
+		en.Patterns = append(en.Patterns, &proto.FetchRequestPattern{
+			URLPattern: "*", ResourceType: proto.NetworkResourceTypeFetch, RequestStage: proto.FetchRequestStageRequest,
+		})
 	}
-	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{pat}}
 	if b.connectSrc() != "" {
 		for _, rt := range cspTypes {
 			en.Patterns = append(en.Patterns, &proto.FetchRequestPattern{
