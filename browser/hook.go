@@ -80,8 +80,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		b.refuse(t, e, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
 		return
 	}
-	ctx, withdraw := b.heldAsk(conv)
-	err := b.gate.Ask(ctx, consent.Request{
+	ask := consent.Request{
 		Gate:         consent.GateNavigation,
 		Conversation: conv,
 		Tab:          id,
@@ -92,13 +91,22 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 			_, err := b.reg.lookup(conv, id)
 			return err
 		},
-	})
+	}
+	release := b.park(e, ask)
+	ctx, withdraw := b.heldAsk(conv)
+	err := b.gate.Ask(ctx, ask)
 	withdraw()
 	if err == nil && b.gate.Paused(conv) {
 		err = errPaused() // taken over between the approval and now
 	}
 	if err != nil {
-		b.refuse(t, e, err)
+		if release == nil {
+			b.refuse(t, e, err)
+			return
+		}
+		b.setDenial(t, err)
+		release(false)
+		b.afterRefuse(t, err)
 		return
 	}
 	b.reg.mu.Lock()
@@ -106,7 +114,44 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	info := t.info()
 	b.reg.mu.Unlock()
 	b.gate.PutTab(info)
+	if release != nil {
+		b.hold.expectBack(string(e.FrameID), req.URL)
+		release(true)
+		return
+	}
 	b.resume(e)
+}
+
+// coverage is the part of the consent engine that says whether a grant
+// already answers a request; *consent.Engine satisfies it.
+type coverage interface {
+	Covered(req consent.Request) bool
+}
+
+var _ coverage = (*consent.Engine)(nil)
+
+// park moves a main-frame request that is about to wait for a review out
+// of Chromium's Fetch domain into the hold server (see holdServer), and
+// returns its release; nil when no review will be shown (a grant covers
+// it) or the request could not be moved, and it stays paused for the
+// moment its answer takes. A Gatekeeper that cannot tell gets every
+// request parked.
+func (b *Browser) park(e *proto.FetchRequestPaused, ask consent.Request) func(bool) {
+	if e.RedirectedRequestID != "" && b.hold.takeBack(string(e.FrameID), e.Request.URL) {
+		return nil // back from its hold, approved
+	}
+	if c, ok := b.gate.(coverage); ok && c.Covered(ask) {
+		return nil
+	}
+	to, release := b.hold.park(e.Request.URL)
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	if err := (proto.FetchContinueRequest{RequestID: e.RequestID, URL: to}).Call(b.rod().Context(ctx)); err != nil {
+		b.log.Debug("park request", "err", err)
+		release(false)
+		return nil
+	}
+	return release
 }
 
 // mainFrameTab finds the tab whose main frame issued e. owned says it is a
@@ -189,9 +234,6 @@ func (b *Browser) fail(e *proto.FetchRequestPaused) {
 // operator's now, and the 204 left it on the page it showed.
 func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
 	b.setDenial(t, why)
-	b.reg.mu.Lock()
-	conv := t.conv
-	b.reg.mu.Unlock()
 	ctx, cancel := b.call(nil)
 	err := proto.FetchFulfillRequest{RequestID: e.RequestID, ResponseCode: 204, Body: []byte{}}.Call(b.rod().Context(ctx))
 	cancel()
@@ -199,6 +241,15 @@ func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
 		b.log.Debug("refuse request", "err", err)
 		b.fail(e)
 	}
+	b.afterRefuse(t, why)
+}
+
+// afterRefuse releases a task tab whose main-frame request was refused,
+// unless its conversation is taken over.
+func (b *Browser) afterRefuse(t *tab, why error) {
+	b.reg.mu.Lock()
+	conv := t.conv
+	b.reg.mu.Unlock()
 	if consent.CodeOf(why) == consent.CodePaused || b.gate.Paused(conv) {
 		return
 	}
