@@ -212,7 +212,7 @@ func TestLostConnectionAttachedFailsClosed(t *testing.T) {
 	_, err = e.b.NewTab(testCtx(t), conv, false)
 	wantCode(t, err, consent.CodeBrowserUnavailable)
 	e.gate.until(t, "the header to say the attached browser is gone", func(g *fakeGate) bool {
-		return len(g.statuses) > 0 && strings.Contains(g.statuses[len(g.statuses)-1], "attached browser is gone")
+		return len(g.statuses) > 0 && strings.HasPrefix(g.statuses[len(g.statuses)-1], "the attached browser is gone; agent work is stopped")
 	})
 	// Chromium itself lives on and could still send it: count once the
 	// hold has answered it.

@@ -83,7 +83,7 @@ func (b *Browser) lost(c *conn) {
 	if c.proc != nil {
 		b.showStatus("Chromium is not running; the next operation relaunches it")
 	} else {
-		b.showStatus("the attached browser is gone")
+		b.showStatus("the attached browser is gone; agent work is stopped until the console attaches again")
 	}
 }
 
