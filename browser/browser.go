@@ -106,6 +106,9 @@ type Browser struct {
 	held   map[consent.ConversationID]map[*int]context.CancelFunc
 
 	reg registry
+
+	// hold parks main-frame requests waiting for a review (hold.go).
+	hold *holdServer
 }
 
 // conn is one DevTools connection to one Chromium.
@@ -149,7 +152,13 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 			return nil, err
 		}
 	}
+	return open(ctx, opts, log, proc, wsURL)
+}
 
+// open is the rest of Launch once Chromium's DevTools endpoint is known:
+// the Browser on the connection to wsURL, proc being the Chromium behind it
+// (nil: attached). On failure proc is stopped.
+func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, wsURL string) (*Browser, error) {
 	b := &Browser{
 		opts:     opts,
 		gate:     opts.Gate,
@@ -158,10 +167,19 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 		held:     map[consent.ConversationID]map[*int]context.CancelFunc{},
 	}
 	b.reg.init()
+	hold, err := startHold()
+	if err != nil {
+		if proc != nil {
+			proc.stop(0)
+		}
+		return nil, unavailable("start the navigation hold: %v", err)
+	}
+	b.hold = hold
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	c, err := b.connect(ctx, wsURL, proc)
 	if err != nil {
 		b.cancel()
+		hold.close()
 		if proc != nil {
 			proc.stop(0)
 		}
@@ -195,6 +213,9 @@ func launchChromium(ctx context.Context, opts *Options) (*process, string, error
 	}
 	opts.ProfileDir = profile
 	if err := CheckProfileLock(profile); err != nil {
+		return nil, "", err
+	}
+	if err := disablePreloading(profile); err != nil {
 		return nil, "", err
 	}
 	args := append([]string{}, baseFlags...)
@@ -479,6 +500,7 @@ func (b *Browser) Close() error {
 		cancel()
 	}
 	b.cancel()
+	b.hold.close()
 	c.teardown(closeGrace)
 	b.wg.Wait()
 	return nil

@@ -21,6 +21,14 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		return
 	}
 	req := e.Request
+	if speculative(req) {
+		// A load Chromium makes on a guess, for no one: never needed,
+		// and for a document of an origin the tab has no grant for it
+		// would be the page without the review. Not counted as blocked:
+		// the page is not missing anything.
+		b.fail(e)
+		return
+	}
 	main := e.ResourceType == proto.NetworkResourceTypeDocument
 	dec := b.decide(req.URL, req.Method, req.HasPostData, false)
 
@@ -72,8 +80,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		b.refuse(t, e, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
 		return
 	}
-	ctx, withdraw := b.heldAsk(conv)
-	err := b.gate.Ask(ctx, consent.Request{
+	ask := consent.Request{
 		Gate:         consent.GateNavigation,
 		Conversation: conv,
 		Tab:          id,
@@ -84,13 +91,22 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 			_, err := b.reg.lookup(conv, id)
 			return err
 		},
-	})
+	}
+	release := b.park(e, ask)
+	ctx, withdraw := b.heldAsk(conv)
+	err := b.gate.Ask(ctx, ask)
 	withdraw()
 	if err == nil && b.gate.Paused(conv) {
 		err = errPaused() // taken over between the approval and now
 	}
 	if err != nil {
-		b.refuse(t, e, err)
+		if release == nil {
+			b.refuse(t, e, err)
+			return
+		}
+		b.setDenial(t, err)
+		release(false)
+		b.afterRefuse(t, err)
 		return
 	}
 	b.reg.mu.Lock()
@@ -99,7 +115,44 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	info := t.info()
 	b.reg.mu.Unlock()
 	b.gate.PutTab(info)
+	if release != nil {
+		b.hold.expectBack(string(e.FrameID), req.URL)
+		release(true)
+		return
+	}
 	b.resume(e)
+}
+
+// coverage is the part of the consent engine that says whether a grant
+// already answers a request; *consent.Engine satisfies it.
+type coverage interface {
+	Covered(req consent.Request) bool
+}
+
+var _ coverage = (*consent.Engine)(nil)
+
+// park moves a main-frame request that is about to wait for a review out
+// of Chromium's Fetch domain into the hold server (see holdServer), and
+// returns its release; nil when no review will be shown (a grant covers
+// it) or the request could not be moved, and it stays paused for the
+// moment its answer takes. A Gatekeeper that cannot tell gets every
+// request parked.
+func (b *Browser) park(e *proto.FetchRequestPaused, ask consent.Request) func(bool) {
+	if e.RedirectedRequestID != "" && b.hold.takeBack(string(e.FrameID), e.Request.URL) {
+		return nil // back from its hold, approved
+	}
+	if c, ok := b.gate.(coverage); ok && c.Covered(ask) {
+		return nil
+	}
+	to, release := b.hold.park(e.Request.URL)
+	ctx, cancel := b.call(nil)
+	defer cancel()
+	if err := (proto.FetchContinueRequest{RequestID: e.RequestID, URL: to}).Call(b.rod().Context(ctx)); err != nil {
+		b.log.Debug("park request", "err", err)
+		release(false)
+		return nil
+	}
+	return release
 }
 
 // mainFrameTab finds the tab whose main frame issued e. owned says it is a
@@ -182,9 +235,6 @@ func (b *Browser) fail(e *proto.FetchRequestPaused) {
 // operator's now, and the 204 left it on the page it showed.
 func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
 	b.setDenial(t, why)
-	b.reg.mu.Lock()
-	conv := t.conv
-	b.reg.mu.Unlock()
 	ctx, cancel := b.call(nil)
 	err := proto.FetchFulfillRequest{RequestID: e.RequestID, ResponseCode: 204, Body: []byte{}}.Call(b.rod().Context(ctx))
 	cancel()
@@ -192,6 +242,15 @@ func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
 		b.log.Debug("refuse request", "err", err)
 		b.fail(e)
 	}
+	b.afterRefuse(t, why)
+}
+
+// afterRefuse releases a task tab whose main-frame request was refused,
+// unless its conversation is taken over.
+func (b *Browser) afterRefuse(t *tab, why error) {
+	b.reg.mu.Lock()
+	conv := t.conv
+	b.reg.mu.Unlock()
 	if consent.CodeOf(why) == consent.CodePaused || b.gate.Paused(conv) {
 		return
 	}
@@ -202,19 +261,39 @@ func errPaused() error {
 	return consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
 }
 
+// speculative reports a request Chromium sends on a guess: <link
+// rel=prefetch> (and anything else marked so) carries "Sec-Purpose:
+// prefetch" (older Chromium: "Purpose: prefetch"), a prerender's document
+// "Sec-Purpose: prefetch;prerender".
+func speculative(req *proto.NetworkRequest) bool {
+	for k, v := range req.Headers {
+		if k = strings.ToLower(k); k == "sec-purpose" || k == "purpose" {
+			if strings.Contains(strings.ToLower(v.Str()), "prefetch") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hookPatterns is the browser-level Fetch.enable of the hook. Under a
 // managed policy that restricts origins or uploads, every request is
 // paused at the Request stage (and documents and worker scripts again at
-// the Response stage for connectSrc). Without one, only documents are:
-// navigation consent is about main-frame documents, and a sub-resource
-// has no rule to answer to, so pausing it would only cost page-load time
-// (see BenchmarkPageLoadHook).
+// the Response stage for connectSrc). Without one, documents are, for
+// navigation consent, and requests of type Fetch, which is what Chromium
+// 156 calls a <link rel=prefetch> (it has no Prefetch filter): those are
+// failed as speculative. Other sub-resources have no rule to answer to,
+// so pausing them would only cost page-load time (see
+// BenchmarkPageLoadHook).
 func (b *Browser) hookPatterns() proto.FetchEnable {
 	pat := &proto.FetchRequestPattern{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest}
+	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{pat}}
 	if !b.restricts() {
 		pat.ResourceType = proto.NetworkResourceTypeDocument
+		en.Patterns = append(en.Patterns, &proto.FetchRequestPattern{
+			URLPattern: "*", ResourceType: proto.NetworkResourceTypeFetch, RequestStage: proto.FetchRequestStageRequest,
+		})
 	}
-	en := proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{pat}}
 	if b.connectSrc() != "" {
 		for _, rt := range cspTypes {
 			en.Patterns = append(en.Patterns, &proto.FetchRequestPattern{

@@ -2,7 +2,9 @@ package browser
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -294,4 +296,62 @@ func mergeFeatureFlags(args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// noPreloading is Chromium's "Preload pages" setting
+// (net.network_prediction_options) at 2, "never": with it, speculation
+// rules neither prefetch nor prerender (PrefetchNotEligiblePreloadingDisabled,
+// PreloadingDisabled). Chromium 156 has no launch flag that does this, and
+// those loads bypass CDP request interception entirely, so the setting is
+// the only off switch (docs/decisions.md, speculative loads).
+const noPreloading = 2
+
+// disablePreloading sets the setting in <profile>/Default/Preferences
+// before every launch, keeping everything else in the file: an operator
+// who turned it back on in a headed session gets it off again on the next
+// launch. A Preferences file that is not JSON fails the launch rather than
+// be replaced, since Chromium would discard the operator's settings with
+// it.
+func disablePreloading(profile string) error {
+	dir := filepath.Join(profile, "Default")
+	path := filepath.Join(dir, "Preferences")
+	prefs := map[string]any{}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		// UseNumber: every other number goes back exactly as it came.
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&prefs); err != nil || prefs == nil {
+			return unavailable("profile preferences %s are not JSON (%v); move the file away or pass --profile DIR", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return unavailable("profile %s: %v", dir, err)
+		}
+	default:
+		return unavailable("profile preferences %s: %v", path, err)
+	}
+	net, _ := prefs["net"].(map[string]any)
+	if net == nil {
+		net = map[string]any{}
+		prefs["net"] = net
+	}
+	if v, ok := net["network_prediction_options"].(json.Number); ok && v.String() == strconv.Itoa(noPreloading) {
+		return nil
+	}
+	net["network_prediction_options"] = noPreloading
+	out, err := json.Marshal(prefs)
+	if err != nil {
+		return unavailable("profile preferences %s: %v", path, err)
+	}
+	tmp := path + ".tabwarden"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return unavailable("profile preferences %s: %v", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return unavailable("profile preferences %s: %v", path, err)
+	}
+	return nil
 }

@@ -72,6 +72,9 @@ func (b *Browser) lost(c *conn) {
 		return
 	}
 	b.log.Warn("lost the connection to Chromium")
+	// Nothing parked may go on to a site now (a launched Chromium is
+	// killed next anyway; an attached one lives on unwatched).
+	b.hold.refuseAll()
 	c.teardown(0)
 	for _, id := range b.reg.closeAll() {
 		b.gate.RemoveTab(id)
@@ -80,7 +83,7 @@ func (b *Browser) lost(c *conn) {
 	if c.proc != nil {
 		b.showStatus("Chromium is not running; the next operation relaunches it")
 	} else {
-		b.showStatus("the attached browser is gone")
+		b.showStatus("the attached browser is gone; agent work is stopped until the console attaches again")
 	}
 }
 

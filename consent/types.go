@@ -94,8 +94,8 @@ type ToolCall struct {
 	// InputValues is the input itself for the operator's screen, secret-
 	// looking keys masked (audit.MaskSecrets). It lives only in the review,
 	// like a disclosure's result, and is never audited.
-	InputValues string
-	ReadOnlyHint bool   // advisory only; shown, never trusted
+	InputValues  string
+	ReadOnlyHint bool // advisory only; shown, never trusted
 }
 
 // Disclosure is a site-tool result awaiting "Share result". Result is the
