@@ -97,6 +97,7 @@ var webUseTexts = strings.NewReplacer(
 	"browser_observe", "observe",
 	"browser_act", "act",
 	"browser_verify", "verify",
+	"browser_close", "close",
 )
 
 // WebUseResult is r as the web_use profile says it: its next a web_use

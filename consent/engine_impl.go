@@ -21,8 +21,11 @@ type impl struct {
 	eff    Profile
 	closed bool
 
-	seq     uint64 // creation order of conversations, tabs and reviews
-	run     string // random per engine: review ids are "r<run>-<seq>"
+	seq uint64 // creation order of conversations, tabs and reviews
+	run string // random per engine: review ids are "r<run>-<seq>"
+	// names keeps every conversation's display name for the console's life
+	// (a few bytes each), so activity lines name a conversation that ended.
+	names   map[ConversationID]string
 	convs   map[ConversationID]*conv
 	tabs    map[TabID]*tab
 	tabOps  map[TabID]*opImpl
@@ -87,6 +90,7 @@ func newEngine(cfg Config) *Engine {
 		cfg:    cfg,
 		eff:    effectiveProfile(cfg.Profile, cfg.Floor),
 		convs:  map[ConversationID]*conv{},
+		names:  map[ConversationID]string{},
 		tabs:   map[TabID]*tab{},
 		tabOps: map[TabID]*opImpl{},
 		ended:  map[ConversationID]*ending{},
@@ -144,6 +148,7 @@ func (e *impl) addConversation(id ConversationID, name string) {
 	}
 	if c, ok := e.convs[id]; ok {
 		c.name = name
+		e.names[id] = name
 		e.commitLocked()
 		return
 	}
@@ -154,6 +159,7 @@ func (e *impl) addConversation(id ConversationID, name string) {
 	}
 	e.seq++
 	e.convs[id] = &conv{id: id, name: name, seq: e.seq, grants: newGrants()}
+	e.names[id] = name
 	if e.sel == (Selection{}) {
 		e.setSelectionLocked(Selection{Conversation: id, Tab: e.pickTabLocked(id)})
 	}
@@ -443,7 +449,7 @@ func (e *impl) setInfo(info Info) {
 }
 
 func (e *impl) addActivityLocked(id ConversationID, text string, warn bool) {
-	e.activity = append(e.activity, Activity{Time: e.now(), Conversation: id, Text: text, Warn: warn})
+	e.activity = append(e.activity, Activity{Time: e.now(), Conversation: id, Name: e.names[id], Text: text, Warn: warn})
 	if n := len(e.activity) - ActivityLimit; n > 0 {
 		e.activity = append(e.activity[:0:0], e.activity[n:]...)
 	}

@@ -812,3 +812,24 @@ func TestReviewIDsUniqueAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// An activity line keeps the conversation's name after it has ended, so the
+// log reads "cursor · Cursor: conversation ended", not an id.
+func TestActivityKeepsTheNameOfEndedConversations(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	h.e.AddConversation("c9", "cursor · Cursor")
+	h.e.RemoveConversation("c9")
+	st := h.e.Snapshot()
+	found := false
+	for _, a := range st.Activity {
+		if a.Conversation == "c9" {
+			found = true
+			if a.Name != "cursor · Cursor" {
+				t.Errorf("activity %q names %q", a.Text, a.Name)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no activity line for the ended conversation")
+	}
+}

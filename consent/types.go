@@ -223,8 +223,11 @@ type ConversationState struct {
 type Activity struct {
 	Time         time.Time
 	Conversation ConversationID
-	Text         string
-	Warn         bool
+	// Name is the conversation's display name when the line was written,
+	// so the line still names it after the conversation has ended.
+	Name string
+	Text string
+	Warn bool
 }
 
 // Info is the header information the engine does not own itself; the

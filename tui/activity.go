@@ -151,6 +151,9 @@ func (a activityLog) style(lines []string, warn bool) []string {
 func (a activityLog) entry(e consent.Activity, names map[consent.ConversationID]string, w int) ([]string, bool) {
 	who := names[e.Conversation]
 	if who == "" {
+		who = clean(e.Name)
+	}
+	if who == "" {
 		who = clean(string(e.Conversation))
 	}
 	if who == "" {

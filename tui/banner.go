@@ -3,17 +3,26 @@ package tui
 // takeOverText is what the operator reads while a conversation is paused.
 const takeOverText = "You have the browser. Sign in or finish the step in the Chromium window, then press r to resume."
 
+// headlessTakeOverText is takeOverText for a console whose Chromium has no
+// window: the agent is stopped, but nothing here shows the page.
+const headlessTakeOverText = "The agent is stopped. This console's Chromium is headless, so there is no window to finish the step in: press r to hand the browser back (its navigation grants start over), or x to cancel the agent's operation. To sign in by hand, run the console headed (ssh -X, or xvfb-run with a VNC viewer)."
+
 // banner is the take-over notice for the selected conversation.
 type banner struct {
-	conv string
-	st   styles
+	conv     string
+	headless bool
+	st       styles
 }
 
 func (b banner) Render(w, h int) string { return block(b.lines(w), w, h) }
 
 func (b banner) lines(w int) []string {
 	out := []string{}
-	for _, l := range wrap("PAUSED ("+b.conv+"): "+takeOverText, w-2) {
+	text := takeOverText
+	if b.headless {
+		text = headlessTakeOverText
+	}
+	for _, l := range wrap("PAUSED ("+b.conv+"): "+text, w-2) {
 		out = append(out, b.st.banner.Render(padRight(" "+l, w)))
 	}
 	return out

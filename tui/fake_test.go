@@ -309,8 +309,34 @@ func endedState() consent.State {
 	s.Ended = []consent.EndedConversation{{ID: "c5e6", Name: "cursor · Cursor", EndedAt: fixedNow.Add(-15 * time.Second),
 		CloseAt: fixedNow.Add(105 * time.Second), Tabs: []consent.TabID{"t5", "t6"}}}
 	s.Selection = consent.Selection{Conversation: "c5e6"}
-	s.Activity = append(s.Activity, consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Text: "conversation ended: cursor · Cursor"},
-		consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Text: "its 2 tab(s) close in 2:00 unless you keep them (o)"})
+	s.Activity = append(s.Activity, consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor", Text: "conversation ended: cursor · Cursor"},
+		consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor", Text: "its 2 tab(s) close in 2:00 unless you keep them (o)"})
+	return s
+}
+
+// dismissedState is endedState after the operator kept the tabs (o): the
+// conversation is gone from the list, its tabs are operator tabs, and the
+// log still names it.
+func dismissedState() consent.State {
+	s := endedState()
+	s.Ended = nil
+	s.Selection = consent.Selection{Conversation: "c1a2", Tab: "t1"}
+	s.Activity = append(s.Activity, consent.Activity{Time: fixedNow.Add(-2 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor",
+		Text: "kept 2 tab(s) of ended cursor · Cursor: they stay as operator tabs"})
+	return s
+}
+
+// overflowState has more conversations than 80×24 can list, the last one
+// selected, with a review on screen.
+func overflowState() consent.State {
+	s := withFocus(baseState(), review(consent.KindRead, "Allow reading this website?", "Allow reading this origin"))
+	for i := 1; i <= 8; i++ {
+		id := consent.ConversationID("c9" + itoa(i))
+		tab := consent.TabID("t" + itoa(20+i))
+		s.Conversations = append(s.Conversations, consent.ConversationState{ID: id, Name: "agent-" + itoa(i+1) + " · Codex",
+			Tabs: []consent.TabState{{TabInfo: consent.TabInfo{ID: tab, Conversation: id, URL: "https://app.example/" + itoa(i), Title: "App " + itoa(i)}, Status: consent.TabIdle}}})
+	}
+	s.Selection = consent.Selection{Conversation: "c98", Tab: "t28"}
 	return s
 }
 

@@ -28,7 +28,11 @@ func (f footer) lines(w int) []string {
 	}
 	hm := f.help
 	hm.SetWidth(w)
-	text := hm.ShortHelpView(f.keys.ShortHelp())
+	short := f.keys.ShortHelp()
+	if w < wideFooter {
+		short = f.keys.NarrowHelp()
+	}
+	text := hm.ShortHelpView(short)
 	if f.showHelp {
 		text = hm.FullHelpView(f.keys.FullHelp())
 	}

@@ -127,18 +127,29 @@ func (v inventory) Render(w, h int) string { return v.section(w).render(w, h) }
 // section is the tree laid out once at width w, for measuring and drawing.
 func (v inventory) section(w int) section {
 	lines, sel := v.lines(w)
-	return section{len(lines), func(w, h int) string { return block(window(lines, sel, h), w, h) }}
+	return section{len(lines), func(w, h int) string {
+		shown, hidden := window(lines, sel, h)
+		if hidden > 0 && len(shown) > 0 {
+			// A cut list says so in its heading, which costs no row: at
+			// 80×24 the conversations often do not all fit.
+			shown[0] = v.st.rule.Render(rule(v.heading()+fmt.Sprintf(" · %d more, ↑↓", hidden), w, "─"))
+		}
+		return block(shown, w, h)
+	}}
+}
+
+func (v inventory) heading() string {
+	if n := len(v.s.Ended); n > 0 {
+		return fmt.Sprintf("Conversations (%d, %d ended)", len(v.s.Conversations), n)
+	}
+	return fmt.Sprintf("Conversations (%d)", len(v.s.Conversations))
 }
 
 // lines returns the tree at width w and the index of the selected line (-1
 // when nothing is selected) so a short section can keep it in view.
 func (v inventory) lines(w int) (out []string, selected int) {
 	selected = -1
-	heading := fmt.Sprintf("Conversations (%d)", len(v.s.Conversations))
-	if n := len(v.s.Ended); n > 0 {
-		heading = fmt.Sprintf("Conversations (%d, %d ended)", len(v.s.Conversations), n)
-	}
-	out = append(out, v.st.rule.Render(rule(heading, w, "─")))
+	out = append(out, v.st.rule.Render(rule(v.heading(), w, "─")))
 	if len(v.s.Conversations) == 0 && len(v.s.Ended) == 0 {
 		out = append(out, trunc("  No conversations yet. Agents connect over MCP.", w))
 	}
@@ -311,18 +322,19 @@ func orDash(s string) string {
 	return s
 }
 
-// window cuts lines to h, keeping line keep (and the heading) in view.
-func window(lines []string, keep, h int) []string {
+// window cuts lines to h, keeping line keep (and the heading) in view, and
+// says how many lines it left out.
+func window(lines []string, keep, h int) (shown []string, hidden int) {
 	if len(lines) <= h {
-		return lines
+		return lines, 0
 	}
 	if h <= 0 {
-		return nil
+		return nil, len(lines)
 	}
 	if keep < h {
-		return lines[:h]
+		return lines[:h], len(lines) - h
 	}
 	// Keep the heading, then scroll so keep is the last visible line.
 	start := keep - (h - 1) + 1
-	return append([]string{lines[0]}, lines[start:keep+1]...)
+	return append([]string{lines[0]}, lines[start:keep+1]...), len(lines) - h
 }

@@ -13,6 +13,7 @@ type keyMap struct {
 	Unfreeze key.Binding
 	Keep     key.Binding
 	Mint     key.Binding
+	Oldest   key.Binding
 	NextConv key.Binding
 	PrevConv key.Binding
 	Down     key.Binding
@@ -39,6 +40,7 @@ func defaultKeyMap() keyMap {
 		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
 		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep ended tabs")),
 		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "token")),
+		Oldest:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "next review")),
 		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conv")),
 		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conv")),
 		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "next tab")),
@@ -56,11 +58,27 @@ func defaultKeyMap() keyMap {
 	}
 }
 
-// ShortHelp is the one-line footer. Unfreeze and Keep are left out to keep
-// it within 80 columns; a frozen or ended conversation's own line in the
-// inventory names its key.
+// ShortHelp is the one-line footer for a terminal at least wideFooter
+// columns wide. Unfreeze and Keep are left out; a frozen or ended
+// conversation's own line in the inventory names its key.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Help, k.Quit, k.NextConv, k.Details}
+	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Oldest, k.NextConv, k.Details, k.Help, k.Quit}
+}
+
+// wideFooter is the width from which the footer has room for every
+// ShortHelp binding with its full label.
+const wideFooter = 124
+
+// NarrowHelp is the footer below wideFooter columns, within 80: short
+// labels, and no a/d, which every review panel shows on its own last line.
+func (k keyMap) NarrowHelp() []key.Binding {
+	short := func(b key.Binding, label string) key.Binding {
+		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, label))
+	}
+	return []key.Binding{
+		short(k.TakeOver, "take"), k.Resume, short(k.Cancel, "stop"), k.Mint, short(k.Oldest, "next"),
+		short(k.NextConv, "conv"), key.NewBinding(key.WithKeys("enter"), key.WithHelp("↵", "details")), k.Help, k.Quit,
+	}
 }
 
 // FullHelp is the `?` screen, one column per concern.
@@ -68,7 +86,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
 		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss},
-		{k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
+		{k.Oldest, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
 		{k.Help, k.Quit, k.ForceQ},
 	}
 }

@@ -106,7 +106,7 @@ func (m Model) bannerSection(w int) section {
 	if c == nil || !c.Paused {
 		return section{}
 	}
-	b := banner{conv: convLabel(*c), st: m.st}
+	b := banner{conv: convLabel(*c), headless: m.opts.Headless, st: m.st}
 	return section{len(b.lines(w)), b.Render}
 }
 

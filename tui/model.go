@@ -220,6 +220,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.keepTabs()
 	case key.Matches(k, keys.Mint):
 		return m.mint()
+	case key.Matches(k, keys.Oldest):
+		return m.gotoOldest()
 	case key.Matches(k, keys.NextConv):
 		m.moveConversation(1)
 	case key.Matches(k, keys.PrevConv):
@@ -244,6 +246,19 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = !m.showHelp
 	}
 	return nil
+}
+
+// gotoOldest selects the tab of the oldest review waiting in the queue, so it
+// comes to front and shows (DESIGN §4, g).
+func (m *Model) gotoOldest() tea.Cmd {
+	for _, r := range m.state.Queue {
+		if m.state.Focused != nil && r.ID == m.state.Focused.ID {
+			continue
+		}
+		m.svc.Select(r.Conversation, r.Tab)
+		return nil
+	}
+	return m.setFlash("no review is waiting")
 }
 
 func (m *Model) decide(approve bool) tea.Cmd {

@@ -84,6 +84,8 @@ func goldenCases() map[string]goldenCase {
 	cases["takeover"] = goldenCase{state: pausedState()}
 	cases["frozen"] = goldenCase{state: frozenState()}
 	cases["ended"] = goldenCase{state: endedState()}
+	cases["dismissed"] = goldenCase{state: dismissedState()}
+	cases["overflow"] = goldenCase{state: overflowState()}
 	cases["help"] = goldenCase{state: baseState(), msgs: []tea.Msg{press("?")}}
 	cases["empty"] = goldenCase{state: consent.State{Profile: consent.ProfileStrict, Info: consent.Info{Browser: "Chromium 131 headed", Endpoint: "http://127.0.0.1:8765/mcp", Policy: "none"}}}
 	cases["queue"] = goldenCase{state: queueState()}

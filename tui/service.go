@@ -62,6 +62,9 @@ type Options struct {
 	// the agents' calls in flight there, so they hear of the shutdown
 	// rather than of a cancel. It must not block.
 	BeforeQuit func()
+	// Headless says the console's Chromium has no window, so a take-over
+	// tells the operator what they can do instead of pointing at one.
+	Headless bool
 }
 
 const defaultFlashFor = 2 * time.Second

@@ -106,7 +106,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var feeders sync.WaitGroup
-	tuiOpts := tui.Options{Version: version}
+	tuiOpts := tui.Options{Version: version, Headless: o.headless}
 	if steps != nil {
 		// Scripted requests exercise the screen alone: no browser, no agents.
 		feeders.Go(func() { feedScript(ctx, eng, steps) })
