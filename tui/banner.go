@@ -6,14 +6,20 @@ const takeOverText = "You have the browser. Sign in or finish the step in the Ch
 // banner is the take-over notice for the selected conversation.
 type banner struct {
 	conv string
-	st   styles
+	// by is the operator who took over when that is not this screen's.
+	by string
+	st styles
 }
 
 func (b banner) Render(w, h int) string { return block(b.lines(w), w, h) }
 
 func (b banner) lines(w int) []string {
 	out := []string{}
-	for _, l := range wrap("PAUSED ("+b.conv+"): "+takeOverText, w-2) {
+	text := "PAUSED (" + b.conv + "): " + takeOverText
+	if b.by != "" {
+		text = "PAUSED (" + b.conv + ") by " + b.by + ": " + b.by + " has the browser. Press r twice to resume it yourself."
+	}
+	for _, l := range wrap(text, w-2) {
 		out = append(out, b.st.banner.Render(padRight(" "+l, w)))
 	}
 	return out

@@ -106,6 +106,9 @@ func (m Model) bannerSection(w int) section {
 		return section{}
 	}
 	b := banner{conv: convLabel(*c), st: m.st}
+	if c.PausedBy != "" && c.PausedBy != m.operator().Name {
+		b.by = clean(c.PausedBy)
+	}
 	return section{len(b.lines(w)), b.Render}
 }
 

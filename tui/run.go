@@ -14,7 +14,7 @@ import (
 func Run(ctx context.Context, svc Service, opts Options) error {
 	m := New(svc, opts)
 	defer m.Close()
-	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	_, err := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, opts.Program...)...).Run()
 	if err != nil && ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
 		return ctx.Err()
 	}
