@@ -62,6 +62,11 @@ type rig struct {
 
 func newRig(t testing.TB, keys ...operatorKey) *rig {
 	t.Helper()
+	return newRigWith(t, nil, keys...)
+}
+
+func newRigWith(t testing.TB, tweak func(*Config), keys ...operatorKey) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	var lines []string
 	for _, k := range keys {
@@ -77,7 +82,11 @@ func newRig(t testing.TB, keys ...operatorKey) *rig {
 	eng.PutTab(consent.TabInfo{ID: "t1", Conversation: "c1", URL: "about:blank"})
 	eng.Select("c1", "t1")
 	hostKey := filepath.Join(dir, "data", "tabwarden", HostKeyFile)
-	srv, err := Start(context.Background(), eng, Config{Addr: "127.0.0.1:0", AuthorizedKeys: keysPath, HostKey: hostKey, Version: "test"})
+	cfg := Config{Addr: "127.0.0.1:0", AuthorizedKeys: keysPath, HostKey: hostKey, Version: "test"}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	srv, err := Start(context.Background(), eng, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
