@@ -127,6 +127,8 @@ type screen struct {
 	emu    *vt.Emulator
 	bytes  int
 	done   chan struct{}
+	// wrote signals (coalescing) after output reached the emulator.
+	wrote chan struct{}
 }
 
 func (r *rig) attach(k operatorKey) *screen {
@@ -150,7 +152,7 @@ func (r *rig) attach(k operatorKey) *screen {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	s := &screen{t: r.t, client: c, sess: sess, stdin: stdin, emu: vt.NewEmulator(termW, termH), done: make(chan struct{})}
+	s := &screen{t: r.t, client: c, sess: sess, stdin: stdin, emu: vt.NewEmulator(termW, termH), done: make(chan struct{}), wrote: make(chan struct{}, 1)}
 	// The emulator's own replies to queries are drained, not sent: the
 	// adversarial tests send crafted replies themselves.
 	go func() { _, _ = io.Copy(io.Discard, s.emu) }()
@@ -164,6 +166,10 @@ func (r *rig) attach(k operatorKey) *screen {
 				_, _ = s.emu.Write(buf[:n])
 				s.bytes += n
 				s.mu.Unlock()
+				select {
+				case s.wrote <- struct{}{}:
+				default:
+				}
 			}
 			if err != nil {
 				return
