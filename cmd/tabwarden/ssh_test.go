@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,4 +46,28 @@ func TestDoctorChecksSSH(t *testing.T) {
 	r = run(t, nil, "doctor", "--headless", "--ssh-authorized-keys", bad)
 	contains(t, "doctor", r.stdout, "✗ ssh console", "line 1: not a public key")
 	r.wantCode(t, exitFailure)
+}
+
+// TestTmuxSSHOperators drives the real console with two operators on
+// OpenSSH's ssh client in real terminals (scripts/tmux-ssh-test.sh): both
+// see the review, ana's d wins and shows as "denied by ana" on every
+// screen, bob's a afterwards approves nothing, the audit names ana's key,
+// and a key not in the file is refused.
+func TestTmuxSSHOperators(t *testing.T) {
+	for _, tool := range []string{"tmux", "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed; CI installs it, so this is a broken CI setup", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	repo := filepath.Join("..", "..")
+	cmd := exec.Command("bash", filepath.Join(repo, "scripts", "tmux-ssh-test.sh"),
+		binPath, filepath.Join(repo, "testdata", "scripts", "keyahead.jsonl"))
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("tmux ssh test: %v", err)
+	}
 }
