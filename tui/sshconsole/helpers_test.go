@@ -65,7 +65,7 @@ func newRig(t testing.TB, keys ...operatorKey) *rig {
 	return newRigWith(t, nil, keys...)
 }
 
-func newRigWith(t testing.TB, tweak func(*Config), keys ...operatorKey) *rig {
+func newRigWith(t testing.TB, tweak func(*Config, *consent.Config), keys ...operatorKey) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	var lines []string
@@ -77,15 +77,17 @@ func newRigWith(t testing.TB, tweak func(*Config), keys ...operatorKey) *rig {
 		t.Fatal(err)
 	}
 	mem := &audit.Memory{}
-	eng := consent.New(consent.Config{ReviewDelay: testDelay, ReviewTimeout: time.Minute, OpDeadline: time.Minute, Audit: mem})
+	ecfg := consent.Config{ReviewDelay: testDelay, ReviewTimeout: time.Minute, OpDeadline: time.Minute, Audit: mem}
+	cfg := Config{Addr: "127.0.0.1:0", AuthorizedKeys: keysPath, Version: "test"}
+	if tweak != nil {
+		tweak(&cfg, &ecfg)
+	}
+	eng := consent.New(ecfg)
 	eng.AddConversation("c1", "agent-one")
 	eng.PutTab(consent.TabInfo{ID: "t1", Conversation: "c1", URL: "about:blank"})
 	eng.Select("c1", "t1")
 	hostKey := filepath.Join(dir, "data", "tabwarden", HostKeyFile)
-	cfg := Config{Addr: "127.0.0.1:0", AuthorizedKeys: keysPath, HostKey: hostKey, Version: "test"}
-	if tweak != nil {
-		tweak(&cfg)
-	}
+	cfg.HostKey = hostKey
 	srv, err := Start(context.Background(), eng, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func TestSelectionIsPerScreen(t *testing.T) {
 // A session without input is signed out after the idle time.
 func TestIdleSessionSignedOut(t *testing.T) {
 	ana := newKey(t, "ana")
-	r := newRigWith(t, func(c *Config) { c.IdleTimeout = 400 * time.Millisecond }, ana)
+	r := newRigWith(t, func(c *Config, _ *consent.Config) { c.IdleTimeout = 400 * time.Millisecond }, ana)
 	s := r.attach(ana)
 	s.waitFor("agent-one")
 	select {
@@ -132,5 +132,58 @@ func TestListenAddr(t *testing.T) {
 		if _, err := ListenAddr(bad); err == nil {
 			t.Errorf("ListenAddr(%q) accepted", bad)
 		}
+	}
+}
+
+// q on an SSH screen ends that session only: nothing is cancelled and the
+// console's conversations carry on.
+func TestQuitLeavesOnlyTheSession(t *testing.T) {
+	ana := newKey(t, "ana")
+	r := newRig(t, ana)
+	s := r.attach(ana)
+	s.waitFor("agent-one")
+	ch := ask(r.eng, nav("https://alpha.test"))
+	s.waitFor("alpha.test")
+	s.send("q")
+	select {
+	case <-s.done:
+	case <-time.After(waitLimit):
+		t.Fatal("q did not end the SSH session")
+	}
+	if c := records(r.mem, audit.KindCancel); len(c) != 0 {
+		t.Fatalf("q on an SSH screen cancelled: %+v", c)
+	}
+	select {
+	case err := <-ch:
+		t.Fatalf("the review ended with the session: %v", err)
+	default:
+	}
+	if st := r.eng.Snapshot(); st.Focused == nil || len(st.Conversations) != 1 {
+		t.Fatalf("state after an operator left: %+v", st)
+	}
+}
+
+// An a pressed as the review reaches a screen is ignored there and says
+// so; the review stays pending.
+func TestKeyAheadGuardOnSSHScreen(t *testing.T) {
+	ana := newKey(t, "ana")
+	// A long guard, so a loaded machine cannot let the early a through.
+	r := newRigWith(t, func(_ *Config, e *consent.Config) { e.ReviewDelay = 3 * time.Second }, ana)
+	s := r.attach(ana)
+	s.waitFor("agent-one")
+	ch := ask(r.eng, nav("https://alpha.test"))
+	s.waitFor("alpha.test")
+	s.send("a")
+	s.waitFor("key ignored: review just appeared")
+	if d := records(r.mem, audit.KindDecision); len(d) != 0 {
+		t.Fatalf("an early a decided: %+v", d)
+	}
+	if k := records(r.mem, audit.KindKeyIgnored); len(k) != 1 || k[0].Operator != "ana" {
+		t.Fatalf("key ignored records %+v", k)
+	}
+	select {
+	case err := <-ch:
+		t.Fatalf("Ask returned %v after an early a", err)
+	default:
 	}
 }
