@@ -206,7 +206,9 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 	}
 	slices.Sort(lat)
 	slices.Sort(fanout)
-	q := func(d []time.Duration, p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000 }
+	q := func(d []time.Duration, p float64) float64 {
+		return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000
+	}
 	// mcp→screens is the whole way; shown→screens is the part after the
 	// engine put the review on screen (the SSH console's share).
 	b.ReportMetric(q(lat, 0.50), "mcp→screens-p50-ms")
