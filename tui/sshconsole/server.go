@@ -5,7 +5,7 @@
 // Operators sign in with public keys only, listed in an authorized keys
 // file whose comments name them; a session's operator is the one of the
 // key the SSH handshake verified, never a name the client sends. Sessions
-// need a PTY, end after IdleTimeout without a keypress and after
+// need a PTY, end after IdleTimeout without input and after
 // MaxSession in any case. Input from a session is untrusted like any
 // terminal's: the TUI acts on key presses only, so pastes and terminal
 // replies never decide a review.
@@ -80,11 +80,14 @@ type Server struct {
 	ln   net.Listener
 	ctx  context.Context
 	stop context.CancelFunc
-	wg   sync.WaitGroup
+	wg   sync.WaitGroup // the serve loop and its closer
+	// sessions counts running handlers; closed (under mu) stops new ones
+	// from joining once Close waits for them.
+	mu       sync.Mutex
+	closed   bool
+	sessions sync.WaitGroup
 	// attached counts sessions whose screen is running.
 	attached atomic.Int64
-	// ops names the operator of each connection, from the key the
-	// handshake verified (keyed by the session's context).
 	keysPath string
 }
 
@@ -149,8 +152,12 @@ func (s *Server) Attached() int { return int(s.attached.Load()) }
 
 // Close disconnects every session and waits until every screen has ended.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.stop()
 	s.wg.Wait()
+	s.sessions.Wait()
 	return nil
 }
 
@@ -166,8 +173,15 @@ func (s *Server) allowKey(_ ssh.Context, key ssh.PublicKey) bool {
 
 // handle runs one operator's screen for the session.
 func (s *Server) handle(sess ssh.Session) {
-	s.wg.Add(1)
-	defer s.wg.Done()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		refuse(sess, "tabwarden: the console is shutting down")
+		return
+	}
+	s.sessions.Add(1)
+	s.mu.Unlock()
+	defer s.sessions.Done()
 	// The key the handshake verified; the user name the client sent plays
 	// no part.
 	keys, err := LoadKeys(s.keysPath)
@@ -180,7 +194,7 @@ func (s *Server) handle(sess ssh.Session) {
 		refuse(sess, "tabwarden: this key is not (or no longer) an operator's")
 		return
 	}
-	pty, windows, hasPty := sess.Pty()
+	_, windows, hasPty := sess.Pty()
 	if !hasPty {
 		refuse(sess, "tabwarden: the console needs a terminal; connect with ssh -t")
 		return
@@ -189,7 +203,6 @@ func (s *Server) handle(sess ssh.Session) {
 		refuse(sess, "tabwarden: only the console is served here; connect without a command")
 		return
 	}
-	_ = pty
 
 	ctx, cancel := context.WithCancel(sess.Context())
 	defer cancel()
@@ -219,11 +232,15 @@ func (s *Server) handle(sess ssh.Session) {
 			select {
 			case <-ctx.Done():
 				return
-			case w := <-windows:
+			case w, ok := <-windows:
+				if !ok {
+					windows = nil
+					continue
+				}
 				p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
 			case <-tick.C:
 				if in.idle() >= s.cfg.IdleTimeout {
-					why.Store(fmt.Sprintf("tabwarden: no key pressed for %s; signed out", s.cfg.IdleTimeout))
+					why.Store(fmt.Sprintf("tabwarden: no input for %s; signed out", s.cfg.IdleTimeout))
 					cancel()
 					return
 				}
