@@ -1,6 +1,6 @@
 module github.com/tabwarden/tabwarden
 
-go 1.26.7
+go 1.26.8
 
 require (
 	charm.land/bubbles/v2 v2.2.1
@@ -13,7 +13,23 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
-require github.com/jezek/xgb v1.1.1 // indirect
+require (
+	charm.land/log/v2 v2.0.1 // indirect
+	charm.land/ssh v0.4.3
+	charm.land/wish/v2 v2.0.5
+	github.com/anmitsu/go-shlex v0.0.0-20200514113438-38f4b401e2be // indirect
+	github.com/charmbracelet/keygen v0.5.4 // indirect
+	github.com/charmbracelet/x/conpty v0.2.0 // indirect
+	github.com/charmbracelet/x/exp/ordered v0.1.0 // indirect
+	github.com/charmbracelet/x/vt v0.1.0
+	github.com/charmbracelet/x/xpty v0.1.4 // indirect
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/go-logfmt/logfmt v0.6.1 // indirect
+	github.com/jezek/xgb v1.1.1 // indirect
+	github.com/pires/go-proxyproto v0.15.0 // indirect
+	golang.org/x/crypto v0.58.0
+	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
+)
 
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
@@ -35,7 +51,7 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	github.com/xo/terminfo v1.0.0 // indirect
+	github.com/xo/terminfo v1.2.0 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	github.com/ysmood/fetchup v0.2.3 // indirect
 	github.com/ysmood/goob v0.4.0 // indirect
@@ -47,5 +63,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
 )

@@ -56,6 +56,8 @@ type conv struct {
 	name   string
 	seq    uint64
 	paused bool
+	// pausedBy is who took the conversation over (while paused).
+	pausedBy Operator
 	// epoch fences approvals against revocation: bumped by take-over,
 	// cancel and removal.
 	epoch  uint64
@@ -358,7 +360,8 @@ func (e *impl) visibleLocked(t *tab) bool {
 		t.info.Conversation == e.sel.Conversation && t.info.ID == e.sel.Tab
 }
 
-func (e *impl) takeOver(id ConversationID) error {
+func (e *impl) takeOverAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -366,19 +369,21 @@ func (e *impl) takeOver(id ConversationID) error {
 		return ErrUnknownConversation
 	}
 	c.paused = true
+	c.pausedBy = op
 	c.epoch++
 	why := Errorf(CodePaused, NextUserResume, "the operator took over this conversation")
 	e.cancelOpsLocked(id, why)
-	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: "operator"})
+	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: "operator", op: op})
 	c.grants.nav = map[navKey]struct{}{}
 	c.grants.thread = false
 	c.grants.session = false
-	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, audit.Record{Kind: audit.KindTakeOver, By: "operator"},
-		"take-over: "+c.name+" paused; navigation consent revoked", true)
+	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, withOperator(audit.Record{Kind: audit.KindTakeOver, By: "operator"}, op),
+		"take-over by "+op.Name+": "+c.name+" paused; navigation consent revoked", true)
 	return nil
 }
 
-func (e *impl) resume(id ConversationID) error {
+func (e *impl) resumeAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -389,8 +394,14 @@ func (e *impl) resume(id ConversationID) error {
 		return nil
 	}
 	c.paused = false
-	e.announceLocked(Event{Kind: EventResume, Conversation: id}, audit.Record{Kind: audit.KindResume, By: "operator"},
-		"resumed: "+c.name+"; navigation asks again", false)
+	rec := withOperator(audit.Record{Kind: audit.KindResume, By: "operator"}, op)
+	line := "resumed by " + op.Name + ": " + c.name + "; navigation asks again"
+	if taker := c.pausedBy; taker != op {
+		rec.Note = "taken over by " + taker.Name
+		line = "resumed by " + op.Name + " (taken over by " + taker.Name + "): " + c.name + "; navigation asks again"
+	}
+	c.pausedBy = Operator{}
+	e.announceLocked(Event{Kind: EventResume, Conversation: id}, rec, line, false)
 	return nil
 }
 
@@ -585,7 +596,7 @@ func (e *impl) snapshot() State {
 	}
 	sort.Slice(tabs, func(i, j int) bool { return tabs[i].seq < tabs[j].seq })
 	for _, c := range e.sortedConvsLocked() {
-		cs := ConversationState{ID: c.id, Name: c.name, Paused: c.paused, Grants: c.grants.describe()}
+		cs := ConversationState{ID: c.id, Name: c.name, Paused: c.paused, PausedBy: c.pausedBy.Name, Grants: c.grants.describe()}
 		if c.freeze != nil {
 			f := *c.freeze
 			cs.Frozen = &f

@@ -42,6 +42,7 @@ type outcome struct {
 	decision string // audit Decision
 	by       string // operator | engine
 	note     string // audit Note: why the engine withdrew the review
+	op       Operator
 }
 
 func (r *review) copyOut() Review {
@@ -335,7 +336,8 @@ func (e *impl) grantLocked(r *review) {
 	}
 }
 
-func (e *impl) decide(id string, approve bool) error {
+func (e *impl) decideAs(d Decision) error {
+	id, approve, op := d.Review, d.Approve, d.By.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var r *review
@@ -351,17 +353,21 @@ func (e *impl) decide(id string, approve bool) error {
 	if !r.focused {
 		return ErrNotShown
 	}
-	if time.Since(r.realShown) < e.cfg.ReviewDelay {
+	seen := r.realShown
+	if d.SeenAt.After(seen) {
+		seen = d.SeenAt
+	}
+	if time.Since(seen) < e.cfg.ReviewDelay {
 		e.addActivityLocked(r.Conversation, ErrTooEarly.Error(), true)
-		e.auditLocked(e.recordLocked(audit.KindKeyIgnored, r))
+		e.auditLocked(withOperator(e.recordLocked(audit.KindKeyIgnored, r), op))
 		cp := r.copyOut()
 		e.emitLocked(Event{Kind: EventKeyIgnored, Conversation: r.Conversation, Tab: r.Tab, Review: &cp})
 		e.commitLocked()
 		return ErrTooEarly
 	}
-	out := outcome{approved: true, decision: "approved", by: "operator"}
+	out := outcome{approved: true, decision: "approved", by: "operator", op: op}
 	if !approve {
-		out = outcome{err: Errorf(CodeUserDenied, NextNone, "the operator denied %s", describeKind(r.Kind, r.req)), decision: "denied", by: "operator"}
+		out = outcome{err: Errorf(CodeUserDenied, NextNone, "the operator denied %s", describeKind(r.Kind, r.req)), decision: "denied", by: "operator", op: op}
 		if r.Kind == KindDisclosure {
 			out.err = Errorf(CodeResultWithheld, NextNone, "the operator did not share the result")
 		}
@@ -391,13 +397,14 @@ func (e *impl) resolveLocked(r *review, out outcome) {
 	rec := e.recordLocked(audit.KindDecision, r)
 	rec.Decision = out.decision
 	rec.By = out.by
+	rec = withOperator(rec, out.op)
 	rec.WaitMS = time.Since(r.realCreate).Milliseconds()
 	rec.Note = out.note
 	if out.err != nil {
 		rec.Code = string(out.err.Code)
 	}
 	if err := e.auditLocked(rec); err != nil && out.approved {
-		out = outcome{err: &Error{Code: CodeBrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by}
+		out = outcome{err: &Error{Code: CodeBrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by, op: out.op}
 	}
 	r.resolved = true
 	r.out = out
@@ -412,6 +419,9 @@ func (e *impl) resolveLocked(r *review, out outcome) {
 		verb = "timed out"
 	case "needs_attention":
 		verb = "needs attention (not reviewed in time)"
+	}
+	if out.op.Name != "" {
+		verb += " by " + out.op.Name
 	}
 	e.addActivityLocked(r.Conversation, fmt.Sprintf("review %s: %s %s (tab %s)", verb, describeKind(r.Kind, r.req), r.origin, r.Tab), !out.approved && out.decision != "denied")
 	cp := r.copyOut()

@@ -208,6 +208,8 @@ type ConversationState struct {
 	ID     ConversationID
 	Name   string
 	Paused bool // taken over by the operator
+	// PausedBy names the operator who took over (while Paused).
+	PausedBy string
 	// Frozen is set while the agent cannot know a batch's outcome; every op
 	// but browser_tabs and browser_job fails job_unknown until the
 	// operator clears it (Engine.ClearFreeze).

@@ -26,9 +26,11 @@ have xauth || missing+=(xauth)
 have tmux || missing+=(tmux)
 have node || missing+=(nodejs)
 have npm || missing+=(npm)
+# The SSH console's end-to-end script drives real OpenSSH clients.
+{ have ssh && have ssh-keygen; } || missing+=(openssh-client)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "deps: chromium, xvfb, xauth, tmux, node and npm are installed"
+	echo "deps: chromium, xvfb, xauth, tmux, node, npm and openssh-client are installed"
 	exit 0
 fi
 
@@ -73,6 +75,7 @@ Darwin)
 			tmux) out+=(tmux) ;;
 			nodejs) out+=(nodejs) ;;
 			npm) out+=(npm) ;;
+			openssh-client) out+=(openssh-clients) ;;
 			esac
 		done
 		echo "${out[*]}"

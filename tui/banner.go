@@ -11,18 +11,23 @@ const headlessTakeOverText = "The agent is stopped. This console's Chromium is h
 type banner struct {
 	conv     string
 	headless bool
-	st       styles
+	// by is the operator who took over when that is not this screen's.
+	by string
+	st styles
 }
 
 func (b banner) Render(w, h int) string { return block(b.lines(w), w, h) }
 
 func (b banner) lines(w int) []string {
 	out := []string{}
-	text := takeOverText
+	text := "PAUSED (" + b.conv + "): " + takeOverText
 	if b.headless {
-		text = headlessTakeOverText
+		text = "PAUSED (" + b.conv + "): " + headlessTakeOverText
 	}
-	for _, l := range wrap("PAUSED ("+b.conv+"): "+text, w-2) {
+	if b.by != "" {
+		text = "PAUSED (" + b.conv + ") by " + b.by + ": " + b.by + " has the browser. Press r twice to resume it yourself."
+	}
+	for _, l := range wrap(text, w-2) {
 		out = append(out, b.st.banner.Render(padRight(" "+l, w)))
 	}
 	return out

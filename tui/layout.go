@@ -107,6 +107,9 @@ func (m Model) bannerSection(w int) section {
 		return section{}
 	}
 	b := banner{conv: convLabel(*c), headless: m.opts.Headless, st: m.st}
+	if c.PausedBy != "" && c.PausedBy != m.operator().Name {
+		b.by = clean(c.PausedBy)
+	}
 	return section{len(b.lines(w)), b.Render}
 }
 

@@ -78,6 +78,14 @@ type Model struct {
 	// starts at the top.
 	vp    viewport.Model
 	vpKey bodyKey
+
+	// seen is when the focused review (seenID) reached this screen; the
+	// key-ahead guard counts from it (per screen, DESIGN §11).
+	seenID string
+	seenAt time.Time
+	// resumeConv is set after an `r` on a conversation another operator
+	// took over: a second `r` resumes it.
+	resumeConv consent.ConversationID
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run
@@ -105,6 +113,7 @@ func New(svc Service, opts Options) Model {
 		vp:     viewport.New(),
 	}
 	m.setState(svc.Snapshot())
+	m.sel = m.state.Selection
 	m.now = opts.Now()
 	m.syncViewport()
 	return m
@@ -144,7 +153,10 @@ func (m Model) waitForChange() tea.Cmd {
 
 func (m *Model) setState(s consent.State) {
 	m.state = s
-	m.sel = s.Selection
+	if !m.opts.Remote {
+		m.sel = s.Selection
+	}
+	m.noteSeen()
 }
 
 // Update routes every message; the only side effects are Service calls.
@@ -182,6 +194,12 @@ func (m *Model) setFlash(s string) tea.Cmd {
 
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	keys := m.keys
+	if m.opts.Remote && key.Matches(k, keys.Quit, keys.ForceQ) {
+		// An SSH screen leaves; the console and its agents carry on.
+		return tea.Quit
+	}
+	resumeConv := m.resumeConv
+	m.resumeConv = ""
 	if m.confirmQuit {
 		// Any answer but yes keeps the console running; no other key acts
 		// while the question is open, so a stray `a` cannot approve.
@@ -209,9 +227,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Deny):
 		return m.decide(false)
 	case key.Matches(k, keys.TakeOver):
-		return m.onConversation("take over", m.svc.TakeOver)
+		return m.onConversation("take over", m.takeOver)
 	case key.Matches(k, keys.Resume):
-		return m.onConversation("resume", m.svc.Resume)
+		return m.resume(resumeConv)
 	case key.Matches(k, keys.Cancel):
 		return m.onConversation("cancel", m.svc.Cancel)
 	case key.Matches(k, keys.Unfreeze):
@@ -266,7 +284,7 @@ func (m *Model) decide(approve bool) tea.Cmd {
 	if f == nil {
 		return m.setFlash("no review on screen")
 	}
-	err := m.svc.Decide(f.ID, approve)
+	err := m.decideAs(f.ID, approve)
 	switch {
 	case err == nil && approve:
 		return m.setFlash("approved: " + clean(f.ApproveLabel))
@@ -329,6 +347,9 @@ func (m *Model) keepTabs() tea.Cmd {
 }
 
 func (m *Model) mint() tea.Cmd {
+	if m.opts.Remote {
+		return m.setFlash(flashRemoteMint)
+	}
 	if m.opts.Minter == nil {
 		return m.setFlash(flashNoMinter)
 	}
@@ -342,7 +363,9 @@ func (m *Model) mint() tea.Cmd {
 
 func (m *Model) selectItem(it navItem) {
 	m.sel = consent.Selection{Conversation: it.conv, Tab: it.tab}
-	m.svc.Select(it.conv, it.tab)
+	if !m.opts.Remote {
+		m.svc.Select(it.conv, it.tab)
+	}
 }
 
 // moveTab steps through every tab of every conversation, wrapping around.
@@ -385,7 +408,9 @@ func (m *Model) moveConversation(delta int) {
 		i = (i + delta + len(cs)) % len(cs)
 	}
 	m.sel = consent.Selection{Conversation: cs[i].ID}
-	m.svc.Select(cs[i].ID, "")
+	if !m.opts.Remote {
+		m.svc.Select(cs[i].ID, "")
+	}
 }
 
 // View renders the whole screen.

@@ -3,6 +3,8 @@ package tui
 import (
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -65,6 +67,29 @@ type Options struct {
 	// Headless says the console's Chromium has no window, so a take-over
 	// tells the operator what they can do instead of pointing at one.
 	Headless bool
+	// Operator is who this screen's keys act for (zero: the console's own
+	// terminal, consent.LocalOperator). An SSH screen sets the operator of
+	// the session's verified key.
+	Operator consent.Operator
+	// Remote marks an SSH operator's screen (DESIGN §11): its selection
+	// and scrolling are its own (the engine's selection stays the local
+	// screen's and the browser's front tab), q ends only this session and
+	// cancels nothing, and tokens are minted at the console's terminal.
+	Remote bool
+	// Program adds options to the bubbletea program Run starts (an SSH
+	// session's input, output, environment and window size).
+	Program []tea.ProgramOption
 }
+
+// OperatorService is the part of the engine that attributes a screen's
+// keys to its operator. *consent.Engine satisfies it; a Service without
+// it gets the local calls (Decide, TakeOver, Resume).
+type OperatorService interface {
+	DecideAs(consent.Decision) error
+	TakeOverAs(consent.ConversationID, consent.Operator) error
+	ResumeAs(consent.ConversationID, consent.Operator) error
+}
+
+var _ OperatorService = (*consent.Engine)(nil)
 
 const defaultFlashFor = 2 * time.Second

@@ -31,6 +31,9 @@ const (
 // runConsole is `tabwarden` without a command: it validates everything it
 // was given, then hands the terminal to the TUI until the operator quits.
 func runConsole(ctx context.Context, o *options, s streams) error {
+	if err := o.checkSSHKeys(); err != nil {
+		return err
+	}
 	pol, err := policy.CheckFiles(o.policies)
 	var ve *policy.ValidationError
 	if errors.As(err, &ve) {
@@ -121,6 +124,11 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		// conversations, so each call's result names the shutdown.
 		tuiOpts.BeforeQuit = agents.dispatch.Withdraw
 	}
+	stopSSH, err := startSSH(ctx, o, eng)
+	if err != nil {
+		return err
+	}
+	defer stopSSH()
 	err = tui.Run(ctx, eng, tuiOpts)
 	cancel()
 	feeders.Wait()

@@ -72,12 +72,16 @@ type doctorEnv struct {
 }
 
 func runDoctor(ctx context.Context, o *options, env doctorEnv) []check {
-	return []check{
+	checks := []check{
 		checkChromium(ctx, o, env),
 		checkDisplay(o, env),
 		checkXauth(o, env),
 		checkProfileLock(o, env),
 	}
+	if c, ok := checkSSH(o); ok {
+		checks = append(checks, c)
+	}
+	return checks
 }
 
 func printChecks(w io.Writer, checks []check) (failed int) {

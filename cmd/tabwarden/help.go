@@ -15,7 +15,7 @@ import (
 var usesGlobal = map[string][]string{
 	"demo":   {"review-delay", "profile", "chromium", "headless", "audit"},
 	"audit":  {"audit"},
-	"doctor": {"chromium", "headless", "browser-url", "profile"},
+	"doctor": {"chromium", "headless", "browser-url", "profile", "ssh-listen", "ssh-authorized-keys"},
 }
 
 // scopeHelp makes each subcommand's help show its own flags only.

@@ -37,6 +37,8 @@ type options struct {
 	// given (the demo keeps its own longer timeout otherwise).
 	reviewTimeout    time.Duration
 	reviewTimeoutSet bool
+	sshListen        string // DESIGN §11: serve the console over SSH ("" = off)
+	sshKeys          string // the operators' authorized keys file
 }
 
 // streams are the process's standard streams, injected so tests and the
@@ -132,6 +134,10 @@ Run without a command to start the console.`,
 		"end a stateful MCP session (its tabs go to you) after this long without a request; 0 never")
 	pf.StringVar(&o.audit, "audit", "",
 		"audit log file (default $XDG_STATE_HOME/tabwarden/audit-YYYY-MM-DD.jsonl)")
+	pf.StringVar(&o.sshListen, "ssh-listen", "",
+		"serve the console to operators over SSH on ADDR (off by default; :PORT means 127.0.0.1:PORT)")
+	pf.StringVar(&o.sshKeys, "ssh-authorized-keys", "",
+		"the SSH operators' public keys (authorized_keys format; each key's comment is its operator's name)")
 
 	root.Flags().Int64Var(&o.maxUpload, "max-upload-bytes", agent.DefaultMaxUploadBytes,
 		"largest file an agent may upload (browser_upload); larger ones fail upload_too_large without a review")
@@ -183,6 +189,9 @@ func (o *options) validate() error {
 	// server binds (checked before any browser starts).
 	if _, err := mcpserver.LoopbackAddr(o.mcpListen); err != nil {
 		return usageErrorf("invalid --mcp-listen '%s': %v", o.mcpListen, err)
+	}
+	if err := o.checkSSHFlags(); err != nil {
+		return err
 	}
 	if o.browserURL != "" {
 		u, err := url.Parse(o.browserURL)

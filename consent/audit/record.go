@@ -62,15 +62,20 @@ type Record struct {
 	ReviewKind   string    `json:"reviewKind,omitempty"`
 	Decision     string    `json:"decision,omitempty"` // approved|denied|timeout|canceled|paused|revoked|needs_attention
 	By           string    `json:"by,omitempty"`       // operator|engine|policy
-	WaitMS       int64     `json:"waitMs,omitempty"`   // how long the review waited
-	Tool         string    `json:"tool,omitempty"`     // MCP tool or site-tool name
-	Action       string    `json:"action,omitempty"`   // act type
-	Code         string    `json:"code,omitempty"`     // DESIGN §5 code of a failure
-	Input        string    `json:"input,omitempty"`    // redacted input summary (Summarize)
-	Size         int64     `json:"size,omitempty"`     // bytes of typed text / upload / result
-	SHA256       string    `json:"sha256,omitempty"`   // digest of the same
-	URL          string    `json:"url,omitempty"`      // blocked request URL (origin+path, no query)
-	Note         string    `json:"note,omitempty"`
+	// Operator names who decided, took over or resumed: "local" for the
+	// console's own terminal, else the comment of the SSH operator's key,
+	// whose fingerprint (SHA256:…) is KeyFingerprint.
+	Operator       string `json:"operator,omitempty"`
+	KeyFingerprint string `json:"keyFingerprint,omitempty"`
+	WaitMS         int64  `json:"waitMs,omitempty"` // how long the review waited
+	Tool           string `json:"tool,omitempty"`   // MCP tool or site-tool name
+	Action         string `json:"action,omitempty"` // act type
+	Code           string `json:"code,omitempty"`   // DESIGN §5 code of a failure
+	Input          string `json:"input,omitempty"`  // redacted input summary (Summarize)
+	Size           int64  `json:"size,omitempty"`   // bytes of typed text / upload / result
+	SHA256         string `json:"sha256,omitempty"` // digest of the same
+	URL            string `json:"url,omitempty"`    // blocked request URL (origin+path, no query)
+	Note           string `json:"note,omitempty"`
 }
 
 // Sink receives records. Write must not return before the record is durable.

@@ -50,7 +50,16 @@ var columns = []column{
 		}
 		return r.Code
 	}},
-	{head: "BY", min: 6, drop: 1, cell: func(r Record, _ *time.Location) string { return r.By }},
+	// BY names the operator (local, or an SSH operator's key comment) when
+	// one decided; KEY is that operator's key fingerprint. KEY goes first
+	// when the table is too wide (--json keeps it).
+	{head: "BY", min: 6, drop: 1, cell: func(r Record, _ *time.Location) string {
+		if r.Operator != "" {
+			return r.Operator
+		}
+		return r.By
+	}},
+	{head: "KEY", min: 8, drop: -1, cell: func(r Record, _ *time.Location) string { return r.KeyFingerprint }},
 	{head: "WAIT", min: 5, drop: 2, cell: func(r Record, _ *time.Location) string { return formatWait(r.WaitMS) }},
 	// ORIGIN is last and never cut: it is what the operator checks a
 	// decision against. A policy block has a URL instead.
@@ -70,7 +79,7 @@ var columns = []column{
 
 const (
 	timeCol   = 0
-	originCol = 8
+	originCol = 9
 )
 
 // RenderTable prints recs as an aligned table for `tabwarden audit`, one

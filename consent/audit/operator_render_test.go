@@ -1,0 +1,44 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The table names the operator and their key fingerprint (DESIGN §11).
+func TestRenderTableShowsOperatorAndKey(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Time: at, Kind: KindDecision, Decision: "denied", By: "operator", Operator: "ana", KeyFingerprint: "SHA256:abcdef", Origin: "https://a.test"},
+		{Time: at, Kind: KindTakeOver, By: "operator", Operator: "local"},
+		{Time: at, Kind: KindDecision, Decision: "timeout", By: "engine"},
+	}
+	var b strings.Builder
+	if err := renderTable(&b, recs, 0, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	var head, ana, local, engine string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "BY"):
+			head = l
+		case strings.Contains(l, "denied"):
+			ana = l
+		case strings.Contains(l, "take_over"):
+			local = l
+		case strings.Contains(l, "timeout"):
+			engine = l
+		}
+	}
+	if !strings.Contains(head, "KEY") {
+		t.Fatalf("no KEY column:\n%s", b.String())
+	}
+	if !strings.Contains(ana, " ana ") || !strings.Contains(ana, "SHA256:abcdef") {
+		t.Fatalf("ana's decision row %q", ana)
+	}
+	if !strings.Contains(local, " local ") || !strings.Contains(engine, " engine ") {
+		t.Fatalf("rows %q / %q", local, engine)
+	}
+}

@@ -1,0 +1,189 @@
+package sshconsole
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// A take-over names its operator on every screen; another operator
+// resumes only with a second, explicit r, and the audit says so.
+func TestTakeOverNamedResumeByAnotherNeedsSecondR(t *testing.T) {
+	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	r := newRig(t, ana, bob)
+	sa, sb := r.attach(ana), r.attach(bob)
+	sa.waitFor("agent-one")
+	sb.waitFor("agent-one")
+
+	sa.send("t")
+	sb.waitFor("by ana: ana has the browser")
+	sa.waitFor("take-over by ana")
+	sb.send("r")
+	sb.waitFor("press r again to resume as bob")
+	if !r.eng.Paused("c1") {
+		t.Fatal("one r from another operator resumed the conversation")
+	}
+	sb.send("r")
+	sa.waitFor("resumed by bob (taken over by ana)")
+	if r.eng.Paused("c1") {
+		t.Fatal("the second r did not resume")
+	}
+	to, re := records(r.mem, audit.KindTakeOver), records(r.mem, audit.KindResume)
+	if len(to) != 1 || to[0].Operator != "ana" || to[0].KeyFingerprint != ana.fingerprint() {
+		t.Fatalf("take-over records %+v", to)
+	}
+	if len(re) != 1 || re[0].Operator != "bob" || re[0].KeyFingerprint != bob.fingerprint() || re[0].Note != "taken over by ana" {
+		t.Fatalf("resume records %+v", re)
+	}
+}
+
+// Moving an SSH screen's selection moves neither the engine's (the local
+// screen's and the browser's front tab) nor another screen's.
+func TestSelectionIsPerScreen(t *testing.T) {
+	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	r := newRig(t, ana, bob)
+	r.eng.AddConversation("c2", "agent-two")
+	r.eng.PutTab(consent.TabInfo{ID: "t2", Conversation: "c2", URL: "about:blank"})
+	sa, sb := r.attach(ana), r.attach(bob)
+	sa.waitFor("agent-two")
+	sb.waitFor("agent-two")
+	sb.send("\t")
+	sb.waitFor("▸ agent-two")
+	if sel := r.eng.Snapshot().Selection; sel != (consent.Selection{Conversation: "c1", Tab: "t1"}) {
+		t.Fatalf("bob's tab moved the engine's selection to %+v", sel)
+	}
+	sa.waitFor("▸ agent-one")
+}
+
+// A session without input is signed out after the idle time.
+func TestIdleSessionSignedOut(t *testing.T) {
+	ana := newKey(t, "ana")
+	r := newRigWith(t, func(c *Config, _ *consent.Config) { c.IdleTimeout = 400 * time.Millisecond }, ana)
+	s := r.attach(ana)
+	s.waitFor("agent-one")
+	select {
+	case <-s.done:
+	case <-time.After(waitLimit):
+		t.Fatal("an idle session was never signed out")
+	}
+	deadline := time.Now().Add(waitLimit)
+	for r.srv.Attached() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d screens still attached", r.srv.Attached())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Without a keys file the console does not listen; the host key is made
+// 0600 where it was asked for, never in the working directory.
+func TestStartNeedsKeysAndMakesPrivateHostKey(t *testing.T) {
+	if _, err := Start(t.Context(), nil, Config{Addr: "127.0.0.1:0"}); err != ErrNoKeysFile {
+		t.Fatalf("start without keys: %v", err)
+	}
+	ana := newKey(t, "ana")
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if err := os.WriteFile(keys, []byte(ana.line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	wd, _ := os.Getwd()
+	srv, err := Start(t.Context(), nil, Config{Addr: "127.0.0.1:0", AuthorizedKeys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	fi, err := os.Stat(filepath.Join(dir, "data", "tabwarden", HostKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("host key mode %04o", fi.Mode().Perm())
+	}
+	if _, err := os.Stat(filepath.Join(wd, HostKeyFile)); err == nil {
+		t.Fatal("a host key was written to the working directory")
+	}
+	// A host key others can read is refused.
+	if err := os.Chmod(filepath.Join(dir, "data", "tabwarden", HostKeyFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(t.Context(), nil, Config{Addr: "127.0.0.1:0", AuthorizedKeys: keys}); err == nil {
+		t.Fatal("started with a world-readable host key")
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		":2222":          "127.0.0.1:2222",
+		"127.0.0.1:2222": "127.0.0.1:2222",
+		"0.0.0.0:2222":   "0.0.0.0:2222",
+		"[::1]:2222":     "[::1]:2222",
+	} {
+		if got, err := ListenAddr(in); err != nil || got != want {
+			t.Errorf("ListenAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "2222", "host:"} {
+		if _, err := ListenAddr(bad); err == nil {
+			t.Errorf("ListenAddr(%q) accepted", bad)
+		}
+	}
+}
+
+// q on an SSH screen ends that session only: nothing is cancelled and the
+// console's conversations carry on.
+func TestQuitLeavesOnlyTheSession(t *testing.T) {
+	ana := newKey(t, "ana")
+	r := newRig(t, ana)
+	s := r.attach(ana)
+	s.waitFor("agent-one")
+	ch := ask(r.eng, nav("https://alpha.test"))
+	s.waitFor("alpha.test")
+	s.send("q")
+	select {
+	case <-s.done:
+	case <-time.After(waitLimit):
+		t.Fatal("q did not end the SSH session")
+	}
+	if c := records(r.mem, audit.KindCancel); len(c) != 0 {
+		t.Fatalf("q on an SSH screen cancelled: %+v", c)
+	}
+	select {
+	case err := <-ch:
+		t.Fatalf("the review ended with the session: %v", err)
+	default:
+	}
+	if st := r.eng.Snapshot(); st.Focused == nil || len(st.Conversations) != 1 {
+		t.Fatalf("state after an operator left: %+v", st)
+	}
+}
+
+// An a pressed as the review reaches a screen is ignored there and says
+// so; the review stays pending.
+func TestKeyAheadGuardOnSSHScreen(t *testing.T) {
+	ana := newKey(t, "ana")
+	// A long guard, so a loaded machine cannot let the early a through.
+	r := newRigWith(t, func(_ *Config, e *consent.Config) { e.ReviewDelay = 3 * time.Second }, ana)
+	s := r.attach(ana)
+	s.waitFor("agent-one")
+	ch := ask(r.eng, nav("https://alpha.test"))
+	s.waitFor("alpha.test")
+	s.send("a")
+	s.waitFor("key ignored: review just appeared")
+	if d := records(r.mem, audit.KindDecision); len(d) != 0 {
+		t.Fatalf("an early a decided: %+v", d)
+	}
+	if k := records(r.mem, audit.KindKeyIgnored); len(k) != 1 || k[0].Operator != "ana" {
+		t.Fatalf("key ignored records %+v", k)
+	}
+	select {
+	case err := <-ch:
+		t.Fatalf("Ask returned %v after an early a", err)
+	default:
+	}
+}

@@ -1,0 +1,286 @@
+// Package sshconsole serves the operator's screen over SSH (DESIGN §11):
+// one bubbletea program per SSH session, all on the same consent engine,
+// so several operators watch one fleet of agents and any of them answers.
+//
+// Operators sign in with public keys only, listed in an authorized keys
+// file whose comments name them; a session's operator is the one of the
+// key the SSH handshake verified, never a name the client sends. Sessions
+// need a PTY, end after IdleTimeout without input and after
+// MaxSession in any case. Input from a session is untrusted like any
+// terminal's: the TUI acts on key presses only, so pastes and terminal
+// replies never decide a review.
+package sshconsole
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	bm "charm.land/wish/v2/bubbletea"
+
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/tui"
+)
+
+// Session limits (DESIGN §11). An operator who walks away is signed out;
+// nobody stays attached forever.
+const (
+	DefaultIdleTimeout = 15 * time.Minute
+	DefaultMaxSession  = 12 * time.Hour
+)
+
+// Config configures the SSH console.
+type Config struct {
+	// Addr is where to listen (ListenAddr's rules).
+	Addr string
+	// AuthorizedKeys is the keys file; required. It is read again for
+	// every sign-in, so removing a line locks that key out of new sessions.
+	AuthorizedKeys string
+	// HostKey is the host key file; "": DefaultHostKeyPath.
+	HostKey string
+	// IdleTimeout ends a session after this long without input; 0: the
+	// default. MaxSession ends it after this long in any case; 0: the
+	// default.
+	IdleTimeout time.Duration
+	MaxSession  time.Duration
+	// Version is shown in each screen's header.
+	Version string
+}
+
+// ListenAddr resolves the --ssh-listen value: a bare port (":2222")
+// means loopback (127.0.0.1:2222); an explicit host is used as given.
+func ListenAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("use HOST:PORT or :PORT, e.g. :2222 (loopback) or 0.0.0.0:2222: %v", err)
+	}
+	if port == "" {
+		return "", errors.New("no port: use HOST:PORT or :PORT, e.g. :2222")
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// Server is a running SSH console.
+type Server struct {
+	svc  tui.Service
+	cfg  Config
+	srv  *ssh.Server
+	ln   net.Listener
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup // the serve loop and its closer
+	// sessions counts running handlers; closed (under mu) stops new ones
+	// from joining once Close waits for them.
+	mu       sync.Mutex
+	closed   bool
+	sessions sync.WaitGroup
+	// attached counts sessions whose screen is running.
+	attached atomic.Int64
+	keysPath string
+}
+
+// Start checks cfg (keys file, host key, address), listens and serves
+// until Close or ctx is done.
+func Start(ctx context.Context, svc tui.Service, cfg Config) (*Server, error) {
+	if cfg.AuthorizedKeys == "" {
+		return nil, ErrNoKeysFile
+	}
+	if _, err := LoadKeys(cfg.AuthorizedKeys); err != nil {
+		return nil, err
+	}
+	addr, err := ListenAddr(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("--ssh-listen %q: %w", cfg.Addr, err)
+	}
+	if cfg.HostKey == "" {
+		cfg.HostKey = DefaultHostKeyPath()
+	}
+	hostPEM, err := loadOrCreateHostKey(cfg.HostKey)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxSession <= 0 {
+		cfg.MaxSession = DefaultMaxSession
+	}
+	s := &Server{svc: svc, cfg: cfg, keysPath: cfg.AuthorizedKeys}
+	s.ctx, s.stop = context.WithCancel(ctx)
+	srv, err := wish.NewServer(
+		wish.WithHostKeyPEM(hostPEM),
+		wish.WithPublicKeyAuth(s.allowKey),
+		wish.WithMaxTimeout(cfg.MaxSession),
+		wish.WithMiddleware(func(ssh.Handler) ssh.Handler { return s.handle }),
+	)
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.srv = srv
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("--ssh-listen %s: %w", addr, err)
+	}
+	s.ln = ln
+	s.wg.Go(func() { _ = srv.Serve(ln) })
+	s.wg.Go(func() {
+		<-s.ctx.Done()
+		_ = srv.Close()
+	})
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Attached is the number of SSH screens running now.
+func (s *Server) Attached() int { return int(s.attached.Load()) }
+
+// Close disconnects every session and waits until every screen has ended.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	s.wg.Wait()
+	s.sessions.Wait()
+	return nil
+}
+
+// allowKey admits a key listed in the keys file (read afresh each time).
+func (s *Server) allowKey(_ ssh.Context, key ssh.PublicKey) bool {
+	keys, err := LoadKeys(s.keysPath)
+	if err != nil {
+		return false
+	}
+	_, ok := keys.Lookup(key)
+	return ok
+}
+
+// handle runs one operator's screen for the session.
+func (s *Server) handle(sess ssh.Session) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		refuse(sess, "tabwarden: the console is shutting down")
+		return
+	}
+	s.sessions.Add(1)
+	s.mu.Unlock()
+	defer s.sessions.Done()
+	// The key the handshake verified; the user name the client sent plays
+	// no part.
+	keys, err := LoadKeys(s.keysPath)
+	var op consent.Operator
+	ok := false
+	if err == nil {
+		op, ok = keys.Lookup(sess.PublicKey())
+	}
+	if !ok {
+		refuse(sess, "tabwarden: this key is not (or no longer) an operator's")
+		return
+	}
+	_, windows, hasPty := sess.Pty()
+	if !hasPty {
+		refuse(sess, "tabwarden: the console needs a terminal; connect with ssh -t")
+		return
+	}
+	if len(sess.Command()) > 0 {
+		refuse(sess, "tabwarden: only the console is served here; connect without a command")
+		return
+	}
+
+	ctx, cancel := context.WithCancel(sess.Context())
+	defer cancel()
+	stopOnServer := context.AfterFunc(s.ctx, cancel)
+	defer stopOnServer()
+
+	in := &activityReader{r: sess}
+	in.touch()
+	opts := tui.Options{
+		Version:  s.cfg.Version,
+		Operator: op,
+		Remote:   true,
+		// The session's own input wrapped to see activity; later options
+		// win, so it replaces the session input MakeOptions sets.
+		Program: append(bm.MakeOptions(sess), tea.WithInput(in), tea.WithoutSignalHandler()),
+	}
+	p, closeModel := tui.NewProgram(ctx, s.svc, opts)
+	defer closeModel()
+
+	var why atomic.Value
+	var aux sync.WaitGroup
+	defer aux.Wait()
+	aux.Go(func() {
+		tick := time.NewTicker(min(s.cfg.IdleTimeout/4, time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case w, ok := <-windows:
+				if !ok {
+					windows = nil
+					continue
+				}
+				p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+			case <-tick.C:
+				if in.idle() >= s.cfg.IdleTimeout {
+					why.Store(fmt.Sprintf("tabwarden: no input for %s; signed out", s.cfg.IdleTimeout))
+					cancel()
+					return
+				}
+			}
+		}
+	})
+
+	s.attached.Add(1)
+	_, _ = p.Run()
+	s.attached.Add(-1)
+	p.Kill()
+	cancel()
+	if msg, ok := why.Load().(string); ok {
+		_, _ = io.WriteString(sess.Stderr(), "\r\n"+msg+"\r\n")
+	}
+	_ = sess.Exit(0)
+}
+
+func refuse(sess ssh.Session, msg string) {
+	_, _ = io.WriteString(sess.Stderr(), strings.TrimSpace(msg)+"\r\n")
+	_ = sess.Exit(1)
+}
+
+// activityReader passes a session's input through and remembers when
+// input last arrived, for the idle timeout.
+type activityReader struct {
+	r    io.Reader
+	last atomic.Int64
+}
+
+func (a *activityReader) touch() { a.last.Store(time.Now().UnixNano()) }
+
+func (a *activityReader) idle() time.Duration {
+	return time.Since(time.Unix(0, a.last.Load()))
+}
+
+func (a *activityReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.touch()
+	}
+	return n, err
+}

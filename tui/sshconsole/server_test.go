@@ -1,0 +1,97 @@
+package sshconsole
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/audit"
+)
+
+// Two operators see the same review; the first decision wins; both
+// screens say who decided; the audit names the operator and the key.
+func TestTwoOperatorsFirstDecisionWins(t *testing.T) {
+	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	r := newRig(t, ana, bob)
+	sa, sb := r.attach(ana), r.attach(bob)
+	sa.waitFor("agent-one")
+	sb.waitFor("agent-one")
+
+	ch := ask(r.eng, nav("https://alpha.test"))
+	rev := focused(t, r.eng)
+	sa.waitFor("alpha.test")
+	sb.waitFor("alpha.test")
+	time.Sleep(time.Until(rev.ShownAt.Add(2 * testDelay)))
+
+	sa.send("d")
+	var ce *consent.Error
+	if err := waitResult(t, ch); !errors.As(err, &ce) || ce.Code != consent.CodeUserDenied {
+		t.Fatalf("Ask after ana's d: %v", err)
+	}
+	sa.waitFor("denied by ana")
+	sb.waitFor("denied by ana")
+	// bob's a, after ana's d reached his screen, finds nothing to approve.
+	sb.send("a")
+	sb.waitFor("no review on screen")
+
+	decisions := records(r.mem, audit.KindDecision)
+	if len(decisions) != 1 {
+		t.Fatalf("decisions %+v", decisions)
+	}
+	d := decisions[0]
+	if d.Decision != "denied" || d.Operator != "ana" || d.KeyFingerprint != ana.fingerprint() || d.Review != rev.ID {
+		t.Fatalf("decision record %+v (ana's key %s)", d, ana.fingerprint())
+	}
+	if st := r.eng.Snapshot(); len(st.Queue) != 0 {
+		t.Fatalf("queue %+v", st.Queue)
+	}
+}
+
+// A key that is not in the file never gets a session.
+func TestUnknownKeyRefused(t *testing.T) {
+	ana, eve := newKey(t, "ana"), newKey(t, "eve")
+	r := newRig(t, ana)
+	c, err := r.dial(eve)
+	if err == nil {
+		c.Close()
+		t.Fatal("a key not in the authorized keys file signed in")
+	}
+	if !strings.Contains(err.Error(), "unable to authenticate") {
+		t.Fatalf("dial: %v", err)
+	}
+	if n := r.srv.Attached(); n != 0 {
+		t.Fatalf("%d screens attached", n)
+	}
+}
+
+// A session without a PTY is refused with a message and exit status 1.
+func TestNoPTYRefused(t *testing.T) {
+	ana := newKey(t, "ana")
+	r := newRig(t, ana)
+	c, err := r.dial(ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	sess.Stderr = &stderr
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	err = sess.Wait()
+	var ee *gossh.ExitError
+	if !errors.As(err, &ee) || ee.ExitStatus() != 1 {
+		t.Fatalf("no-PTY session ended with %v", err)
+	}
+	if !strings.Contains(stderr.String(), "needs a terminal") {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+}

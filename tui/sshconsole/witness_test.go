@@ -1,0 +1,68 @@
+package sshconsole
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// gatedSubmit is the scripted agent step: a click that posts to the
+// fixture, dispatched only once the engine's Ask allows it (as the
+// browser layer does).
+func gatedSubmit(e *consent.Engine, site *fixture.Server) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		req := consent.Request{Gate: consent.GateAction, Conversation: "c1", Tab: "t1", Origin: site.Origin(),
+			Action: &consent.Action{Type: consent.ActionClick, Ref: "e1", Name: "Submit"}}
+		if err := e.Ask(context.Background(), req); err != nil {
+			ch <- err
+			return
+		}
+		resp, err := http.Post(site.URL+"/submit", "text/plain", nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		ch <- err
+	}()
+	return ch
+}
+
+// A review answered over SSH gives the same witness counts as one answered
+// at the console's own terminal: nothing reaches the site before the key
+// press, one request after it.
+func TestSSHAnswerWitnessMatchesLocal(t *testing.T) {
+	counts := map[string][2]int{}
+	for _, where := range []string{"local", "ssh"} {
+		ana := newKey(t, "ana")
+		r := newRig(t, ana)
+		site := fixture.Start(t)
+		var s *screen
+		if where == "ssh" {
+			s = r.attach(ana)
+			s.waitFor("agent-one")
+		}
+		ch := gatedSubmit(r.eng, site)
+		rev := focused(t, r.eng)
+		if s != nil {
+			s.waitFor("Submit")
+		}
+		time.Sleep(time.Until(rev.ShownAt.Add(3 * testDelay)))
+		before := site.Count("/submit")
+		if where == "ssh" {
+			s.send("a")
+		} else if err := r.eng.Decide(rev.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitResult(t, ch); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		counts[where] = [2]int{before, site.Count("/submit")}
+	}
+	if counts["ssh"] != counts["local"] || counts["ssh"] != [2]int{0, 1} {
+		t.Fatalf("witness counts (before, after the key press): %v", counts)
+	}
+}
