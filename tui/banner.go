@@ -1,5 +1,10 @@
 package tui
 
+import (
+	"fmt"
+	"strings"
+)
+
 // takeOverText is what the operator reads while a conversation is paused.
 const takeOverText = "You have the browser. Sign in or finish the step in the Chromium window, then press r to resume."
 
@@ -33,19 +38,63 @@ func (b banner) lines(w int) []string {
 	return out
 }
 
-// tokenBox shows a freshly minted agent token's ready-to-paste config until
-// the operator closes it with esc.
+// tokenPanel is the `n` panel's state: the live tokens, the hosts a token
+// can be minted for, the selected token and the one just minted.
+type tokenPanel struct {
+	names  []string
+	hosts  []string
+	sel    int
+	minted *MintedToken
+}
+
+// tokenBox draws the token panel. A minted configuration is shown whole:
+// lines longer than the panel continue on the next row, cut between
+// characters, never between words it would then lose; the clipboard copy
+// (OSC 52) has it as one piece.
 type tokenBox struct {
-	tok MintedToken
-	st  styles
+	p  tokenPanel
+	st styles
 }
 
 func (t tokenBox) Render(w, h int) string { return block(t.lines(w), w, h) }
 
 func (t tokenBox) lines(w int) []string {
-	out := []string{t.st.review.Render(rule("New agent token: "+clean(t.tok.Name)+" (esc closes)", w, "═"))}
-	for _, l := range splitLines(cleanBlock(t.tok.Config)) {
-		out = append(out, wrap(l, w)...)
+	out := []string{t.st.review.Render(rule("Agent tokens (esc closes)", w, "═"))}
+	if len(t.p.names) == 0 {
+		out = append(out, "  no live tokens")
+	}
+	for i, n := range t.p.names {
+		mark := "  "
+		if i == t.p.sel {
+			mark = "▸ "
+		}
+		out = append(out, trunc(mark+clean(n), w))
+	}
+	var hosts []string
+	for i, h := range t.p.hosts {
+		hosts = append(hosts, fmt.Sprintf("%d %s", i+1, clean(h)))
+	}
+	out = append(out, wrap("new token for: "+strings.Join(hosts, "  "), w)...)
+	out = append(out, trunc("↑↓ select · X revoke the selected token (its conversations end)", w))
+	if m := t.p.minted; m != nil {
+		out = append(out, t.st.review.Render(rule("Token "+clean(m.Name)+": "+clean(m.Where), w, "─")))
+		for _, l := range splitLines(cleanBlock(m.Config)) {
+			out = append(out, chunk(l, w)...)
+		}
 	}
 	return out
+}
+
+// chunk cuts s into pieces of at most w cells, keeping every character.
+func chunk(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	var out []string
+	r := []rune(s)
+	for len(r) > w {
+		out = append(out, string(r[:w]))
+		r = r[w:]
+	}
+	return append(out, string(r))
 }

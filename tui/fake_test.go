@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,10 +105,24 @@ func (f *fakeService) KeepTabs(conv consent.ConversationID) error {
 	return nil
 }
 
-type fakeMinter struct{}
+// fakeMinter keeps its tokens in memory, as the MCP server does.
+type fakeMinter struct {
+	names []string
+}
 
-func (fakeMinter) MintToken() (MintedToken, error) {
-	return MintedToken{Name: "agent-2", Config: `claude mcp add --transport http tabwarden http://127.0.0.1:8765/mcp --header "Authorization: Bearer tw_test"`}, nil
+func (f *fakeMinter) Hosts() []string { return []string{"claude-code", "codex"} }
+
+func (f *fakeMinter) MintFor(host string) (MintedToken, error) {
+	f.names = append(f.names, host)
+	return MintedToken{Name: host, Where: "Claude Code, in a shell",
+		Config: "claude mcp add --transport http tabwarden http://127.0.0.1:8765/mcp --header 'Authorization: Bearer tw_test-secret-that-is-long-enough-to-pass-the-edge'\n"}, nil
+}
+
+func (f *fakeMinter) Tokens() []string { return append([]string(nil), f.names...) }
+
+func (f *fakeMinter) RevokeToken(name string) error {
+	f.names = slices.DeleteFunc(f.names, func(n string) bool { return n == name })
+	return nil
 }
 
 // Fixtures. The clock is fixed so remaining-time text is stable.

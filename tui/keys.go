@@ -39,7 +39,7 @@ func defaultKeyMap() keyMap {
 		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel")),
 		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
 		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep ended tabs")),
-		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "token")),
+		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "tokens")),
 		Oldest:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "next review")),
 		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conv")),
 		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conv")),

@@ -114,10 +114,10 @@ func (m Model) bannerSection(w int) section {
 }
 
 func (m Model) tokenSection(w int) section {
-	if m.token == nil {
+	if m.tokens == nil {
 		return section{}
 	}
-	t := tokenBox{tok: *m.token, st: m.st}
+	t := tokenBox{p: *m.tokens, st: m.st}
 	return section{len(t.lines(w)), t.Render}
 }
 

@@ -71,7 +71,7 @@ type Model struct {
 	confirmQuit   bool
 	flash         string
 	flashSeq      int
-	token         *MintedToken
+	tokens        *tokenPanel
 
 	// vp scrolls the focused review's body; vpKey says what it was filled
 	// from, so it is refilled only when that changes and a new review
@@ -198,6 +198,11 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		// An SSH screen leaves; the console and its agents carry on.
 		return tea.Quit
 	}
+	if m.tokens != nil {
+		if cmd, used := m.tokenKey(k); used {
+			return cmd
+		}
+	}
 	resumeConv := m.resumeConv
 	m.resumeConv = ""
 	if m.confirmQuit {
@@ -259,7 +264,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.PageUp):
 		m.vp.PageUp()
 	case key.Matches(k, keys.Dismiss):
-		m.token = nil
+		m.tokens = nil
 	case key.Matches(k, keys.Help):
 		m.showHelp = !m.showHelp
 	}
@@ -353,12 +358,50 @@ func (m *Model) mint() tea.Cmd {
 	if m.opts.Minter == nil {
 		return m.setFlash(flashNoMinter)
 	}
-	tok, err := m.opts.Minter.MintToken()
-	if err != nil {
-		return m.setFlash("minting a token failed: " + clean(err.Error()))
-	}
-	m.token = &tok
+	m.tokens = &tokenPanel{names: m.opts.Minter.Tokens(), hosts: m.opts.Minter.Hosts()}
 	return nil
+}
+
+// tokenKey handles a key while the token panel is open: a digit mints a
+// token for that host (and copies its configuration with OSC 52), ↑/↓
+// pick a token, X revokes it, esc closes. It reports whether it used k;
+// every other key (a, d, …) works as usual.
+func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	p := m.tokens
+	switch s := k.String(); {
+	case s == "esc":
+		m.tokens = nil
+		return nil, true
+	case s == "up":
+		p.sel = max(p.sel-1, 0)
+		return nil, true
+	case s == "down":
+		p.sel = min(p.sel+1, max(len(p.names)-1, 0))
+		return nil, true
+	case s == "X":
+		if len(p.names) == 0 {
+			return m.setFlash("no token to revoke"), true
+		}
+		name := p.names[p.sel]
+		if err := m.opts.Minter.RevokeToken(name); err != nil {
+			return m.setFlash("revoking " + clean(name) + " failed: " + clean(err.Error())), true
+		}
+		p.names = m.opts.Minter.Tokens()
+		p.sel = min(p.sel, max(len(p.names)-1, 0))
+		return m.setFlash("revoked token " + clean(name) + ": its conversations ended"), true
+	case len(s) == 1 && s[0] >= '1' && int(s[0]-'0') <= len(p.hosts):
+		host := p.hosts[s[0]-'1']
+		tok, err := m.opts.Minter.MintFor(host)
+		if err != nil {
+			return m.setFlash("minting a token failed: " + clean(err.Error())), true
+		}
+		p.minted = &tok
+		p.names = m.opts.Minter.Tokens()
+		// OSC 52: terminals that allow it put the configuration on the
+		// clipboard; the others ignore the sequence.
+		return tea.Batch(tea.SetClipboard(tok.Config), m.setFlash("token "+clean(tok.Name)+" minted; its configuration is on the clipboard where the terminal allows")), true
+	}
+	return nil, false
 }
 
 func (m *Model) selectItem(it navItem) {

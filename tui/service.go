@@ -31,17 +31,27 @@ type Service interface {
 
 var _ Service = (*consent.Engine)(nil)
 
-// MintedToken is a new agent token as the operator sees it: its name and a
-// ready-to-paste MCP client configuration (which contains the secret).
+// MintedToken is a new agent token as the operator sees it: its name, where
+// its configuration goes, and that configuration ready to paste (it
+// contains the secret).
 type MintedToken struct {
 	Name   string
+	Where  string
 	Config string
 }
 
-// TokenMinter mints agent tokens for the `n` key. It is optional: the MCP
-// server provides it.
+// TokenMinter is the agent-token side of the console for the `n` panel. It
+// is optional: the MCP server provides it.
 type TokenMinter interface {
-	MintToken() (MintedToken, error)
+	// Hosts lists the MCP hosts a token's configuration can be printed for.
+	Hosts() []string
+	// MintFor mints a token named after host (name-2, … when taken) and
+	// returns host's configuration for it.
+	MintFor(host string) (MintedToken, error)
+	// Tokens lists the live tokens' names.
+	Tokens() []string
+	// RevokeToken ends a token and its conversations.
+	RevokeToken(name string) error
 }
 
 // Options configures the TUI. The zero value is usable.

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -190,15 +192,68 @@ func TestMintToken(t *testing.T) {
 		t.Errorf("n without a minter:\n%s", screen(m))
 	}
 	f := newFake(baseState())
-	m = New(f, Options{Now: fixedClock, Minter: fakeMinter{}})
+	minter := &fakeMinter{names: []string{"default"}}
+	m = New(f, Options{Now: fixedClock, Minter: minter})
+	m = step(m, windowMsg(80, 24))
 	m, _ = keys(m, "n")
-	if !strings.Contains(screen(m), "New agent token: agent-2") || !strings.Contains(screen(m), "claude mcp add") {
-		t.Errorf("minted token not shown:\n%s", screen(m))
+	if s := screen(m); !strings.Contains(s, "Agent tokens (esc closes)") || !strings.Contains(s, "▸ default") || !strings.Contains(s, "1 claude-code  2 codex") {
+		t.Fatalf("token panel:\n%s", s)
+	}
+	m, cmd := keys(m, "1")
+	if !slices.Equal(minter.names, []string{"default", "claude-code"}) {
+		t.Fatalf("1 minted %v", minter.names)
+	}
+	s := screen(m)
+	// The configuration is shown whole (every character of the secret, cut
+	// only at the edge) and copied with OSC 52.
+	if !strings.Contains(strings.ReplaceAll(s, "\n", ""), "tw_test-secret-that-is-long-enough-to-pass-the-edge") && !strings.Contains(squashRows(s), "tw_test-secret-that-is-long-enough-to-pass-the-edge") {
+		t.Errorf("minted configuration not shown whole:\n%s", s)
+	}
+	if !hasClipboard(cmd, "tw_test-secret-that-is-long-enough-to-pass-the-edge") {
+		t.Errorf("the configuration was not copied with OSC 52")
+	}
+	// ↓ selects the new token; X revokes it.
+	m, _ = keys(m, "down")
+	m, _ = keys(m, "X")
+	if !slices.Equal(minter.names, []string{"default"}) || !strings.Contains(screen(m), "revoked token claude-code") {
+		t.Fatalf("X revoked %v\n%s", minter.names, screen(m))
 	}
 	m, _ = keys(m, "esc")
-	if strings.Contains(screen(m), "New agent token") {
-		t.Error("esc did not close the token")
+	if strings.Contains(screen(m), "Agent tokens") {
+		t.Error("esc did not close the token panel")
 	}
+}
+
+// squashRows joins the screen's rows, trimmed, so a line cut at the edge
+// reads as one.
+func squashRows(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		b.WriteString(strings.TrimSpace(l))
+	}
+	return b.String()
+}
+
+// hasClipboard reports whether cmd (or a batch of them) sets the clipboard
+// to something containing want.
+func hasClipboard(cmd tea.Cmd, want string) bool {
+	if cmd == nil {
+		return false
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			if hasClipboard(c, want) {
+				return true
+			}
+		}
+	default:
+		// tea.SetClipboard's message type is unexported: a string kind
+		// named setClipboardMsg.
+		v := reflect.ValueOf(msg)
+		return fmt.Sprintf("%T", msg) == "tea.setClipboardMsg" && v.Kind() == reflect.String && strings.Contains(v.String(), want)
+	}
+	return false
 }
 
 func TestHelpToggles(t *testing.T) {

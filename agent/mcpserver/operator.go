@@ -55,7 +55,7 @@ func (s *Server) serveOperator(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	tok, err := s.mintFree(req.Name)
+	tok, err := s.MintFree(req.Name)
 	if errors.Is(err, ErrTokenName) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -69,8 +69,8 @@ func (s *Server) serveOperator(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(mintReply{Name: tok.Name, Token: tok.Secret, URL: s.URL()})
 }
 
-// mintFree mints name, or name-2, name-3, … when it is taken.
-func (s *Server) mintFree(name string) (Token, error) {
+// MintFree mints name, or name-2, name-3, … when it is taken.
+func (s *Server) MintFree(name string) (Token, error) {
 	for n := 1; ; n++ {
 		try := name
 		if n > 1 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/hosts"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
@@ -80,11 +81,24 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	return a, nil
 }
 
-// MintToken lets the TUI's `n` key mint a named agent token.
-func (a *agentSide) MintToken() (tui.MintedToken, error) {
-	name, line, err := a.server.MintNamed()
-	return tui.MintedToken{Name: name, Config: line}, err
+// Hosts, MintFor, Tokens and RevokeToken serve the TUI's `n` panel.
+func (a *agentSide) Hosts() []string { return hosts.Names() }
+
+func (a *agentSide) MintFor(host string) (tui.MintedToken, error) {
+	tok, err := a.server.MintFree(host)
+	if err != nil {
+		return tui.MintedToken{}, err
+	}
+	snip, err := hosts.Render(host, a.server.URL(), tok.Secret)
+	if err != nil {
+		return tui.MintedToken{}, err
+	}
+	return tui.MintedToken{Name: tok.Name, Where: snip.Title + ", in " + snip.Where, Config: snip.Text}, nil
 }
+
+func (a *agentSide) Tokens() []string { return a.server.Tokens() }
+
+func (a *agentSide) RevokeToken(name string) error { return a.server.RevokeToken(name) }
 
 func (a *agentSide) close() {
 	if a.server != nil {
