@@ -116,6 +116,13 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		}
 		defer agents.close()
 		tuiOpts.Minter = agents
+		if o.run != nil { // tabwarden run "task"
+			b, err := startBuiltin(ctx, o.run, eng, agents.server)
+			if err != nil {
+				return err
+			}
+			defer b.stop()
+		}
 	}
 	err = tui.Run(ctx, eng, tuiOpts)
 	cancel()

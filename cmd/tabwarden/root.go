@@ -31,7 +31,8 @@ type options struct {
 	maxUpload   int64
 	sessionIdle time.Duration
 	tools       string
-	script      string // hidden: scripted consent requests for exercising the screen
+	script      string      // hidden: scripted consent requests for exercising the screen
+	run         *runOptions // tabwarden run: the built-in agent's task and model
 }
 
 // streams are the process's standard streams, injected so tests and the
@@ -141,6 +142,7 @@ Run without a command to start the console.`,
 		newVersionCmd(s),
 		newMCPStdioCmd(s),
 		newConnectCmd(s),
+		newRunCmd(o, s),
 	)
 	scopeHelp(root)
 	return root
