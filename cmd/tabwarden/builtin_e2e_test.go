@@ -234,5 +234,3 @@ func isImageContent(wire string, body []byte) bool {
 	}
 	return bytes.Contains(body, []byte(`"image_url"`)) && bytes.Contains(body, []byte(`data:image/png;base64,`+pngB64))
 }
-
-
