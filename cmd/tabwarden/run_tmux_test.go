@@ -32,7 +32,7 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color",
 	}
 	_ = os.MkdirAll(filepath.Join(home, "run"), 0o700)
-	cmdline := fmt.Sprintf("env %s %s run --headless --stream=false --provider openai --base-url %s --model local-text-model 'List my tabs.'; sleep 5",
+	cmdline := fmt.Sprintf("env %s %s run --headless --stream=false --provider openai --base-url %s --model local-text-model 'List my tabs.'; echo TWEXIT=$?; sleep 60",
 		strings.Join(env, " "), binPath, replay.URL())
 	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", cmdline).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
@@ -64,8 +64,19 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 	if n := len(replay.requests()); n != 2 {
 		t.Errorf("the provider saw %d requests, want 2", n)
 	}
-	// Quit as the operator does.
+	// Quit as the operator does, and wait for the console (and its
+	// Chromium) to be gone before the temporary profile is removed.
 	_ = exec.Command("tmux", "send-keys", "-t", name, "q").Run()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	_ = exec.Command("tmux", "send-keys", "-t", name, "y").Run()
+	deadline = time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if s = screen(); strings.Contains(s, "TWEXIT=") {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if !strings.Contains(s, "TWEXIT=0") {
+		t.Errorf("the console did not quit with 0:\n%s", s)
+	}
 }
