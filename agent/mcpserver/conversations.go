@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -131,7 +132,7 @@ func (e errNoIdentity) Error() string { return string(e) }
 // conversationFor returns the conversation of a tool call, registering it
 // with the engine on its first call.
 func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error) {
-	tokenID := tokenIDOf(req.Extra)
+	tokenID := cmp.Or(tokenIDOf(req.Extra), inMemoryTokenID(req.Session))
 	var sessionID, client, version string
 	if ss := req.Session; ss != nil {
 		sessionID = ss.ID()

@@ -123,6 +123,13 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		// Quitting withdraws the agents' calls before the TUI cancels the
 		// conversations, so each call's result names the shutdown.
 		tuiOpts.BeforeQuit = agents.dispatch.Withdraw
+		if o.run != nil { // tabwarden run "task"
+			b, err := startBuiltin(ctx, o.run, eng, agents.server)
+			if err != nil {
+				return err
+			}
+			defer b.stop()
+		}
 	}
 	stopSSH, err := startSSH(ctx, o, eng)
 	if err != nil {

@@ -37,8 +37,9 @@ type options struct {
 	// given (the demo keeps its own longer timeout otherwise).
 	reviewTimeout    time.Duration
 	reviewTimeoutSet bool
-	sshListen        string // DESIGN §11: serve the console over SSH ("" = off)
-	sshKeys          string // the operators' authorized keys file
+	sshListen        string      // DESIGN §11: serve the console over SSH ("" = off)
+	sshKeys          string      // the operators' authorized keys file
+	run              *runOptions // tabwarden run: the built-in agent's task and model
 }
 
 // streams are the process's standard streams, injected so tests and the
@@ -155,6 +156,7 @@ Run without a command to start the console.`,
 		newVersionCmd(s),
 		newMCPStdioCmd(s),
 		newConnectCmd(s),
+		newRunCmd(o, s),
 	)
 	scopeHelp(root)
 	return root

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/agent/builtin"
+	"github.com/tabwarden/tabwarden/agent/llm"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// `x` in the real TUI on the built-in agent's conversation stops the agent:
+// its pending open resolves canceled, the site never sees a request, and
+// the model is never asked again.
+func TestBuiltinAgentStopsOnCancelKey(t *testing.T) {
+	r := startJourneyRig(t)
+	w := r.world
+	replay := startReplay(t, "openai", loadTurns(t, "testdata/builtin/cancel.json"), map[string]string{"site": w.site.URL})
+	model, err := llm.New(r.ctx, llm.Config{Provider: "openai", BaseURL: replay.URL(), Model: "local-text-model", APIKey: "k", Stream: true, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startBuiltinWith(r.ctx, model, builtin.Config{}, "Open the drafts page.", r.eng, w.agents.server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.stop)
+	op := &jOperator{rig: r, site: w.site, second: w.second, handled: map[string]bool{}}
+	// Bring the review to front as the operator would, then press x.
+	var rev consent.Review
+	op.waitUntil(60*time.Second, func(st consent.State) bool {
+		if len(st.Queue) > 0 {
+			rev = st.Queue[0]
+			return true
+		}
+		return false
+	})
+	if rev.ID == "" {
+		t.Fatal("no review came")
+	}
+	op.bringToFront(rev)
+	op.waitUntil(5*time.Second, func(st consent.State) bool { return st.Focused != nil && st.Focused.ID == rev.ID })
+	time.Sleep(100 * time.Millisecond) // the TUI draws the focus it acts on
+	op.key("x")
+	select {
+	case <-b.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not stop on x")
+	}
+	if !jHasActivity(r.eng.Snapshot(), "stopped by the operator") {
+		t.Error("the activity log does not say the operator stopped the agent")
+	}
+	if n := w.site.Total(); n != 0 {
+		t.Errorf("the site saw %d requests after the cancelled open", n)
+	}
+	if n := len(replay.requests()); n != 1 {
+		t.Errorf("the provider was asked %d times, want 1", n)
+	}
+	for _, p := range replay.problems() {
+		t.Errorf("provider server: %s", p)
+	}
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tabwarden/tabwarden/agent/builtin"
+	"github.com/tabwarden/tabwarden/agent/llm"
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// runOptions are `tabwarden run`'s own flags (DESIGN §12).
+type runOptions struct {
+	task      string
+	setup     string
+	provider  string
+	baseURL   string
+	model     string
+	images    string
+	maxSteps  int
+	maxTokens int64
+	stream    bool
+}
+
+func newRunCmd(o *options, s streams) *cobra.Command {
+	ro := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   `run "task"`,
+		Short: "Start the console with the built-in LLM agent working on a task",
+		Long: `run starts the console with the built-in agent working on the task. The agent
+is supervised like any other: it reaches the browser only through the
+console's own MCP tools, under its own conversation, so every review waits
+for your key, x stops it and t takes the browser over.
+
+Providers: --provider openai talks to any OpenAI-compatible chat-completions
+endpoint (--base-url, e.g. http://127.0.0.1:8080/v1 for llama.cpp, vLLM or
+Ollama; the key from OPENAI_API_KEY, optional with --base-url);
+--provider anthropic uses ANTHROPIC_API_KEY. Named setups live in
+$XDG_CONFIG_HOME/tabwarden/providers.json:
+
+  {"setups": {"local": {"provider": "openai", "baseURL": "http://127.0.0.1:8080/v1",
+                        "model": "qwen2.5-vl-7b", "images": "on"}}}
+
+and are picked with --setup NAME (flags given as well override it). Keys
+are never stored in that file; "keyEnv" names the variable to read.
+
+Screenshots are sent only to models that accept images (a built-in table;
+--images on|off overrides it), in the one request after the observation,
+and are never written to disk, logs or the audit.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ro.task = strings.TrimSpace(args[0])
+			if ro.task == "" {
+				return usageErrorf("run: the task is empty")
+			}
+			if _, _, err := ro.llmConfig(os.Getenv); err != nil {
+				return err
+			}
+			o.run = ro
+			return runConsole(cmd.Context(), o, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&ro.setup, "setup", "", "named provider setup from $XDG_CONFIG_HOME/tabwarden/providers.json")
+	f.StringVar(&ro.provider, "provider", "", "model provider: openai (any OpenAI-compatible endpoint) or anthropic (default openai)")
+	f.StringVar(&ro.baseURL, "base-url", "", "provider endpoint, e.g. http://127.0.0.1:8080/v1 (default: the provider's own)")
+	f.StringVar(&ro.model, "model", "", "model id")
+	f.StringVar(&ro.images, "images", "", "send screenshots to the model: on or off (default: by the model's known capability)")
+	f.IntVar(&ro.maxSteps, "max-steps", builtin.DefaultMaxSteps, "stop the agent after this many model turns")
+	f.Int64Var(&ro.maxTokens, "max-tokens", 0, "stop the agent once it has used this many tokens (0: no budget)")
+	f.BoolVar(&ro.stream, "stream", true, "stream the model's answers")
+	f.Int64Var(&o.maxUpload, "max-upload-bytes", o.maxUpload, "largest file an agent may upload (browser_upload)")
+	return cmd
+}
+
+// llmConfig resolves the setup, the flags and the key into the model's
+// configuration; the error is a usage error.
+func (ro *runOptions) llmConfig(getenv func(string) string) (llm.Config, string, error) {
+	var st llm.Setup
+	if ro.setup != "" {
+		path := llm.SetupsFile(filepath.Join(configDir(getenv), "tabwarden"))
+		setups, err := llm.LoadSetups(path)
+		if err != nil {
+			return llm.Config{}, "", usageErrorf("providers file: %v", err)
+		}
+		var ok bool
+		if st, ok = setups[ro.setup]; !ok {
+			return llm.Config{}, "", usageErrorf("--setup %s: no such setup in %s (have: %s)", ro.setup, path, strings.Join(llm.SetupNames(setups), ", "))
+		}
+	}
+	cfg := llm.Config{
+		Provider: cmp.Or(ro.provider, st.Provider, llm.ProviderOpenAI),
+		BaseURL:  cmp.Or(ro.baseURL, st.BaseURL),
+		Model:    cmp.Or(ro.model, st.Model),
+		Images:   cmp.Or(ro.images, st.Images),
+		Stream:   ro.stream,
+	}
+	switch cfg.Provider {
+	case llm.ProviderOpenAI, llm.ProviderAnthropic:
+	default:
+		return cfg, "", usageErrorf("invalid --provider '%s': use openai or anthropic", cfg.Provider)
+	}
+	if cfg.Model == "" {
+		return cfg, "", usageErrorf("run: no model: pass --model (or --setup)")
+	}
+	if cfg.Images != "" && cfg.Images != "on" && cfg.Images != "off" {
+		return cfg, "", usageErrorf("invalid --images '%s': use on or off", cfg.Images)
+	}
+	if ro.maxSteps <= 0 || ro.maxTokens < 0 {
+		return cfg, "", usageErrorf("run: --max-steps must be positive and --max-tokens not negative")
+	}
+	keyEnv := cmp.Or(st.KeyEnv, llm.KeyEnv(cfg.Provider))
+	cfg.APIKey = getenv(keyEnv)
+	if cfg.APIKey == "" {
+		if cfg.BaseURL == "" {
+			return cfg, "", usageErrorf("run: %s is not set (the %s provider needs a key)", keyEnv, cfg.Provider)
+		}
+		// Local servers (llama.cpp, vLLM, Ollama) take any key or none;
+		// the SDK wants one to send.
+		cfg.APIKey = "none"
+	}
+	return cfg, keyEnv, nil
+}
+
+func configDir(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return d
+	}
+	if d, err := os.UserConfigDir(); err == nil {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".config")
+}
+
+// builtinRun is the built-in agent running in the console.
+type builtinRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (b *builtinRun) stop() {
+	b.cancel()
+	<-b.done
+}
+
+// startBuiltin connects the built-in agent to the console's MCP server over
+// an in-memory transport and starts it on ro.task. Its progress goes to the
+// activity log; `x` on its conversation stops it.
+func startBuiltin(ctx context.Context, ro *runOptions, eng *consent.Engine, srv *mcpserver.Server) (*builtinRun, error) {
+	cfg, _, err := ro.llmConfig(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	model, err := llm.New(ctx, cfg)
+	if err != nil {
+		return nil, failure(err)
+	}
+	return startBuiltinWith(ctx, model, builtin.Config{MaxSteps: ro.maxSteps, MaxTokens: ro.maxTokens}, ro.task, eng, srv)
+}
+
+func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, task string, eng *consent.Engine, srv *mcpserver.Server) (*builtinRun, error) {
+	im, err := srv.ConnectInMemory(ctx, "builtin", "built-in agent "+model.Name())
+	if err != nil {
+		return nil, failure(fmt.Errorf("built-in agent: %w", err))
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	b := &builtinRun{cancel: cancel, done: make(chan struct{})}
+
+	// The conversation exists from the agent's first tool call; the
+	// listener runs under the engine's lock, so it reads an atomic only.
+	var conv atomic.Value // consent.ConversationID
+	conv.Store(consent.ConversationID(""))
+	convOf := func() consent.ConversationID {
+		c := conv.Load().(consent.ConversationID)
+		if c == "" {
+			if c = im.Conversation(); c != "" {
+				conv.Store(c)
+			}
+		}
+		return c
+	}
+	unlisten := eng.Listen(func(ev consent.Event) {
+		if ev.Kind == consent.EventCancel && ev.Conversation != "" && ev.Conversation == conv.Load().(consent.ConversationID) {
+			cancel()
+		}
+	})
+
+	bc.Model, bc.Session = model, im.Session
+	var mu sync.Mutex
+	var lastMsg string
+	bc.Report = func(s builtin.Status) {
+		c := convOf()
+		mu.Lock()
+		defer mu.Unlock()
+		if s.Message != "" && s.Message != lastMsg {
+			lastMsg = s.Message
+			// Model text is untrusted: one line, cleaned again by the TUI.
+			eng.Note(c, "model says (untrusted): "+s.Message, false)
+		}
+		if s.Tool != "" {
+			eng.Note(c, fmt.Sprintf("step %d · %s · %s", s.Step, s.Tool, usageText(s)), false)
+		}
+	}
+	bc.WaitResume = func(ctx context.Context) error {
+		ch, stop := eng.Changes()
+		defer stop()
+		for eng.Paused(convOf()) {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	eng.Note("", "built-in agent "+model.Name()+" starting on: "+builtin.OneLine(task, 200), false)
+	go func() {
+		defer close(b.done)
+		defer unlisten()
+		out := builtin.Run(runCtx, bc, task)
+		c := convOf()
+		msg := fmt.Sprintf("built-in agent stopped after %d steps: %s (%s)", out.Steps, out.Reason, usageText(builtin.Status{Tokens: out.Usage.Total()}))
+		eng.Note(c, msg, out.Err != nil)
+		slog.Info("built-in agent stopped", "reason", out.Reason, "steps", out.Steps, "tokens", out.Usage.Total())
+		if err := im.Close(); err != nil {
+			slog.Warn("built-in agent: close", "err", err)
+		}
+	}()
+	return b, nil
+}
+
+func usageText(s builtin.Status) string {
+	t := fmt.Sprintf("%d tokens", s.Tokens)
+	if s.CostKnown {
+		t += fmt.Sprintf(", ~$%.4f", s.Cost)
+	}
+	return t
+}
