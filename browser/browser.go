@@ -520,5 +520,11 @@ func (b *Browser) String() string {
 	if c.proc == nil {
 		return fmt.Sprintf("attached %s", b.opts.BrowserURL)
 	}
-	return fmt.Sprintf("chromium pid %d profile %s", c.proc.pid, b.opts.ProfileDir)
+	// The header shows this: a headless console says so at all times, so
+	// nobody looks for a window that is not there.
+	mode := "headed"
+	if b.opts.Headless {
+		mode = "headless (no window)"
+	}
+	return fmt.Sprintf("chromium %s pid %d profile %s", mode, c.proc.pid, b.opts.ProfileDir)
 }

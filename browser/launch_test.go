@@ -60,6 +60,10 @@ func TestCloseLeavesNoProcessOrGoroutine(t *testing.T) {
 	if pid == 0 || len(groupMembers(pid, true)) == 0 {
 		t.Fatalf("no Chromium process group for pid %d", pid)
 	}
+	// The header line says a headless console has no window.
+	if got := b.String(); !strings.Contains(got, "headless (no window)") {
+		t.Errorf("String() = %q for a headless launch", got)
+	}
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/signin.html")
 	// A review left pending at Close must not keep anything alive.
