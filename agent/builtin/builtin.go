@@ -239,7 +239,15 @@ func (r *run) call(ctx context.Context, tc llm.ToolCall) (*llm.ToolResult, strin
 		}
 		r.uncertain[key] = true
 	}
-	switch code, _ := env["code"].(string); code {
+	code, _ := env["code"].(string)
+	if status, _ := env["status"].(string); code == "" && status == "paused" {
+		// The agent handed the browser to the person (browser_handoff, a
+		// sign-in): nothing it could call would work until they hand it
+		// back, so the run waits here instead of spending a turn on
+		// "paused".
+		code = "paused"
+	}
+	switch code {
 	case "canceled":
 		// `x` in the console: the operator stopped this conversation.
 		return out, "stopped by the operator"

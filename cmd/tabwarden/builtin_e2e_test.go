@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent/builtin"
+	"github.com/tabwarden/tabwarden/agent/demo"
 	"github.com/tabwarden/tabwarden/agent/llm"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -58,28 +60,33 @@ func runBuiltinJourney(t *testing.T, c builtinCase) {
 	if model.Vision() != c.vision {
 		t.Fatalf("%s: vision %v, want %v", c.model, model.Vision(), c.vision)
 	}
-	b, err := startBuiltinWith(r.ctx, model, builtin.Config{MaxSteps: 20}, "Save a draft titled 'Agent draft' on the fixture site and check it was saved.", r.eng, w.agents.server)
+	b, err := startBuiltinWith(r.ctx, model, builtin.Config{MaxSteps: 20}, "Sign in on the fixture site (hand the sign-in to me), then save a draft titled 'Agent draft' and check it was saved.", r.eng, w.agents.server)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.stop)
 
-	// The operator: deny the second origin, approve everything else.
+	// The operator: deny the second origin, approve everything else, and
+	// sign in by hand (then r) when the agent hands the browser over.
 	var conv consent.ConversationID
-	op := &jOperator{rig: r, site: w.site, second: w.second, handled: map[string]bool{}, signedIn: true,
-		judge: func(rev consent.Review) bool {
-			conv = rev.Conversation
-			if rev.Kind == consent.KindNavigation && rev.Origin == w.second.URL {
-				return false
-			}
-			if rev.Kind == consent.KindDisclosure && saveRecords(w.site) != 1 {
-				t.Errorf("at Share result the site saw %d saves, want 1", saveRecords(w.site))
-			}
-			if rev.Kind == consent.KindToolCall && saveRecords(w.site) != 0 {
-				t.Errorf("save_draft reached the site before Allow once")
-			}
-			return true
-		}}
+	op := &jOperator{rig: r, site: w.site, second: w.second, handled: map[string]bool{}}
+	op.judge = func(rev consent.Review) bool {
+		conv = rev.Conversation
+		op.conv = conv
+		if rev.Kind == consent.KindNavigation && rev.Origin == w.site.URL && !op.signedIn && countReq(w.site, "POST", "/signin") != 0 {
+			t.Errorf("the site saw a sign-in before the take-over")
+		}
+		if rev.Kind == consent.KindNavigation && rev.Origin == w.second.URL {
+			return false
+		}
+		if rev.Kind == consent.KindDisclosure && saveRecords(w.site) != 1 {
+			t.Errorf("at Share result the site saw %d saves, want 1", saveRecords(w.site))
+		}
+		if rev.Kind == consent.KindToolCall && saveRecords(w.site) != 0 {
+			t.Errorf("save_draft reached the site before Allow once")
+		}
+		return true
+	}
 	done := make(chan error, 1)
 	go func() { <-b.done; done <- nil }()
 	if err := op.run(done); err != nil {
@@ -89,24 +96,30 @@ func runBuiltinJourney(t *testing.T, c builtinCase) {
 		t.Errorf("provider server: %s", p)
 	}
 	reqs := replay.requests()
-	if len(reqs) != 7 {
-		t.Errorf("the provider saw %d requests, want the 7 recorded turns", len(reqs))
+	if len(reqs) != 11 {
+		t.Errorf("the provider saw %d requests, want the 11 recorded turns", len(reqs))
 	}
-	if !jHasActivity(r.eng.Snapshot(), "stopped after 7 steps: finished") {
-		t.Errorf("the run did not finish cleanly in 7 steps")
+	if !jHasActivity(r.eng.Snapshot(), "stopped after 11 steps: finished") {
+		t.Errorf("the run did not finish cleanly in 11 steps")
+	}
+	if !op.signedIn {
+		t.Errorf("the agent never handed the browser over for the sign-in")
 	}
 	if !jHasActivity(r.eng.Snapshot(), "model says (untrusted): Done: the draft is saved") {
 		t.Errorf("the model's last message is not in the activity log")
 	}
 
 	// Witnesses.
+	if n := countReq(w.site, "POST", "/signin"); n != 1 {
+		t.Errorf("sign-ins = %d, want 1", n)
+	}
 	if n := saveRecords(w.site); n != 1 {
 		t.Errorf("save_draft records = %d, want 1", n)
 	}
 	if n := w.second.Total(); n != 0 {
 		t.Errorf("the denied origin saw %d requests", n)
 	}
-	for kind, n := range map[consent.ReviewKind]int{consent.KindNavigation: 2, consent.KindToolCall: 1, consent.KindDisclosure: 1} {
+	for kind, n := range map[consent.ReviewKind]int{consent.KindNavigation: 3, consent.KindToolCall: 1, consent.KindDisclosure: 1} {
 		if got := op.count[kind]; got != n {
 			t.Errorf("%s reviews answered = %d, want %d", kind, got, n)
 		}
@@ -127,9 +140,25 @@ func runBuiltinJourney(t *testing.T, c builtinCase) {
 	for _, rec := range calls {
 		tools = append(tools, rec.Tool)
 	}
-	want := []string{"browser_open", "browser_open", "browser_observe", "webmcp_list_tools", "webmcp_call_tool", "browser_verify"}
+	want := []string{"browser_open", "browser_open", "browser_observe", "browser_handoff", "browser_observe",
+		"browser_open", "browser_observe", "webmcp_list_tools", "webmcp_call_tool", "browser_verify"}
 	if strings.Join(tools, " ") != strings.Join(want, " ") {
 		t.Fatalf("the agent's audited calls: %v, want %v", tools, want)
+	}
+	// The sign-in was the person's: the agent's calls never typed (no
+	// browser_act at all) and never carried the password; the
+	// hand-off followed the sign-in page's observation.
+	for _, rec := range calls {
+		if rec.Tool == "browser_act" || strings.Contains(rec.Input, demo.Password) {
+			t.Errorf("the agent typed itself: %s %s", rec.Tool, rec.Input)
+		}
+	}
+	signInCode := "" // text only: the page, its password field marked sensitive
+	if c.vision {
+		signInCode = "sign_in_required" // a password field on screen
+	}
+	if calls[2].Code != signInCode || calls[3].Code != "" {
+		t.Errorf("the sign-in page's observation and hand-off: %+v then %+v", calls[2], calls[3])
 	}
 	if calls[0].Code != "user_denied" || calls[1].Code != "" || calls[1].Input == calls[0].Input {
 		t.Errorf("after the denial: %+v then %+v", calls[0], calls[1])
@@ -149,11 +178,20 @@ func runBuiltinJourney(t *testing.T, c builtinCase) {
 		}
 	}
 	if c.vision {
-		// The observation is turn 2's call; its result travels in request 3.
-		if len(withImage) != 1 || withImage[0] != 3 {
-			t.Errorf("requests with an image: %v, want exactly [3]", withImage)
-		} else if !isImageContent(c.wire, reqs[3].Body) {
-			t.Errorf("request 3 carries the PNG but not as image content")
+		// The sign-in page's observation (turn 2) is refused, so request 3
+		// has no picture; the signed-in page's (turn 4) and the drafts
+		// page's (turn 6) travel in requests 5 and 7, each once only.
+		if fmt.Sprint(withImage) != "[5 7]" {
+			t.Errorf("requests with an image: %v, want exactly [5 7]", withImage)
+		} else {
+			for _, i := range withImage {
+				if !isImageContent(c.wire, reqs[i].Body) {
+					t.Errorf("request %d carries the PNG but not as image content", i)
+				}
+				if n := bytes.Count(reqs[i].Body, []byte(pngB64)); n != 1 {
+					t.Errorf("request %d carries %d images, want 1", i, n)
+				}
+			}
 		}
 		for _, rec := range calls {
 			if rec.Tool == "browser_observe" && !strings.Contains(rec.Input, "includeImage") {

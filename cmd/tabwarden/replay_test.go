@@ -27,9 +27,12 @@ type replayCall struct {
 }
 
 type replayTurn struct {
-	Expect []string     `json:"expect"`
-	Text   string       `json:"text"`
-	Calls  []replayCall `json:"calls"`
+	Expect []string `json:"expect"`
+	// ExpectAny: at least one of these must be there (a turn that answers
+	// results that differ by the model's capability).
+	ExpectAny []string     `json:"expectAny"`
+	Text      string       `json:"text"`
+	Calls     []replayCall `json:"calls"`
 }
 
 type replayRequest struct {
@@ -142,6 +145,16 @@ func (r *replayServer) serve(w http.ResponseWriter, req *http.Request) {
 	for _, e := range turn.Expect {
 		if !strings.Contains(tail.String(), e) {
 			r.fail(w, http.StatusBadRequest, "turn %d: the request's new messages lack %q: %.600s", n, e, tail.String())
+			return
+		}
+	}
+	if len(turn.ExpectAny) > 0 {
+		found := false
+		for _, e := range turn.ExpectAny {
+			found = found || strings.Contains(tail.String(), e)
+		}
+		if !found {
+			r.fail(w, http.StatusBadRequest, "turn %d: the request's new messages lack all of %q: %.600s", n, turn.ExpectAny, tail.String())
 			return
 		}
 	}
