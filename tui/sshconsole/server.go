@@ -140,6 +140,9 @@ func Start(ctx context.Context, svc tui.Service, cfg Config) (*Server, error) {
 	s.wg.Go(func() {
 		<-s.ctx.Done()
 		_ = srv.Close()
+		// A Close that runs before Serve has taken the listener does not
+		// close it, and Serve would then accept forever: close it here too.
+		_ = ln.Close()
 	})
 	return s, nil
 }
