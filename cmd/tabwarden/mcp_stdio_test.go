@@ -31,20 +31,7 @@ func (s tabsSurface) Call(_ context.Context, _ consent.ConversationID, tool stri
 // TypeScript SDK's stdio client do); the console was started with its full
 // environment. The relay still finds it.
 func TestMCPStdioWithOnlyHomeAndPath(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	eng := consent.New(consent.Config{})
-	defer eng.Close()
-	surface := tabsSurface{calls: make(chan string, 4)}
-	s, err := mcpserver.New(mcpserver.Config{Surface: surface, Engine: eng, PublishEndpoint: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	home, _, surface := publishedConsole(t)
 
 	cmd := exec.Command(binPath, "mcp-stdio")
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
@@ -82,21 +69,8 @@ func TestMCPStdioWithoutConsoleSaysWhereItLooked(t *testing.T) {
 // console and prints Codex's configuration with it; the token works, a second
 // connect gets codex-2, and an unknown host is a usage error.
 func TestConnectMintsANamedToken(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	eng := consent.New(consent.Config{})
-	defer eng.Close()
-	surface := tabsSurface{calls: make(chan string, 4)}
-	s, err := mcpserver.New(mcpserver.Config{Surface: surface, Engine: eng, PublishEndpoint: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	home, s, _ := publishedConsole(t)
+	url := s.URL()
 
 	env := []string{"HOME=" + home, "XDG_RUNTIME_DIR="}
 	r := run(t, env, "connect", "codex")
@@ -172,4 +146,26 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// publishedConsole starts an MCP server that publishes its endpoint file
+// under a private HOME and runtime dir, as a console does, with a surface
+// that counts the calls reaching it.
+func publishedConsole(t *testing.T) (home string, s *mcpserver.Server, surface tabsSurface) {
+	t.Helper()
+	home = t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	eng := consent.New(consent.Config{})
+	t.Cleanup(eng.Close)
+	surface = tabsSurface{calls: make(chan string, 4)}
+	s, err := mcpserver.New(mcpserver.Config{Surface: surface, Engine: eng, PublishEndpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return home, s, surface
 }
