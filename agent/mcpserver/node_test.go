@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -32,22 +31,7 @@ func needTool(t *testing.T, name string) string {
 // TestNodeClient runs scripts/node-mcp-client (the official TypeScript SDK,
 // Streamable HTTP, bearer header) against a live server.
 func TestNodeClient(t *testing.T) {
-	node := needTool(t, "node")
-	dir, err := filepath.Abs(filepath.Join("..", "..", "scripts", "node-mcp-client"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		npm := needTool(t, "npm")
-		install := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-			}
-			t.Skipf("npm ci in %s failed (offline?): %v\n%s", dir, err, out)
-		}
-	}
+	node, dir := nodeClientDir(t)
 
 	ts := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
