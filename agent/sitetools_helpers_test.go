@@ -200,9 +200,6 @@ type siteWorld struct {
 	audit     *audit.FileLog
 	appLog    *siteSyncBuffer
 	logger    *slog.Logger
-
-	mu    sync.Mutex
-	shown map[consent.ConversationID][]consent.Review // every review that came on screen
 }
 
 // launchSiteWorld starts Chromium for mode. The native path is
@@ -214,7 +211,7 @@ func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 	t.Helper()
 	fixture.NeedChromium(t)
 	dir := t.TempDir()
-	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl"), shown: map[consent.ConversationID][]consent.Review{}}
+	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl")}
 	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
 	if w.audit, err = audit.Open(w.auditPath); err != nil {
@@ -227,14 +224,6 @@ func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 		ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit,
 	})
 	t.Cleanup(w.eng.Close)
-	stop := w.eng.Listen(func(ev consent.Event) {
-		if ev.Kind == consent.EventReviewShown && ev.Review != nil {
-			w.mu.Lock()
-			w.shown[ev.Review.Conversation] = append(w.shown[ev.Review.Conversation], *ev.Review)
-			w.mu.Unlock()
-		}
-	})
-	t.Cleanup(stop)
 	var flags []string
 	if mode == webmcp.ModePolyfill {
 		flags = []string{"--disable-features=WebMCP"}
@@ -252,12 +241,19 @@ func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 }
 
 // reviewsShown lists the kinds of the reviews that came on screen for conv.
+// It reads the audit file, which the engine writes before it returns from
+// the call that showed the review; the event listener runs on its own
+// goroutine and may not have caught up yet.
 func (w *siteWorld) reviewsShown(conv consent.ConversationID) []consent.ReviewKind {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	recs, err := audit.ReadFile(w.auditPath)
+	if err != nil {
+		panic(fmt.Sprintf("read the audit log %s: %v", w.auditPath, err))
+	}
 	var out []consent.ReviewKind
-	for _, r := range w.shown[conv] {
-		out = append(out, r.Kind)
+	for _, r := range recs {
+		if r.Kind == audit.KindReviewShown && r.Conversation == string(conv) {
+			out = append(out, consent.ReviewKind(r.ReviewKind))
+		}
 	}
 	return out
 }
