@@ -3,6 +3,7 @@
 #   make demo      system deps, build, ./tabwarden demo
 #   make build     ./tabwarden with version ldflags
 #   make fuzz      each fuzz target for FUZZTIME (default 30s)
+#   make lint      golangci-lint (pinned, built from the module proxy) with .golangci.yml
 #   make release-check   goreleaser check (slow: builds goreleaser; not part of test)
 
 GO         ?= go
@@ -12,8 +13,9 @@ COMMIT     ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS    := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 FUZZTIME   ?= 30s
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
+GOLANGCI   ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-.PHONY: all build test demo deps fuzz release-check clean
+.PHONY: all build test demo deps fuzz lint release-check clean
 
 all: build
 
@@ -35,6 +37,10 @@ deps:
 # PKG/testdata/fuzz/TARGET/ and fails the run (see scripts/fuzz.sh).
 fuzz:
 	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./browser/dom:FuzzSiteText
+
+# go run builds the pinned version once and caches it; no global install.
+lint:
+	$(GO) run $(GOLANGCI) run ./...
 
 release-check:
 	$(GO) run $(GORELEASER) check
