@@ -14,6 +14,9 @@ type footer struct {
 	help     help.Model
 	keys     keyMap
 	st       styles
+	// prompt, when set, is the open task prompt's line; it takes the
+	// flash line's place.
+	prompt string
 }
 
 func (f footer) Render(w, h int) string { return block(f.lines(w), w, h) }
@@ -21,6 +24,8 @@ func (f footer) Render(w, h int) string { return block(f.lines(w), w, h) }
 func (f footer) lines(w int) []string {
 	line := ""
 	switch {
+	case f.prompt != "":
+		line = trunc(f.prompt, w)
 	case f.confirm:
 		line = f.st.flash.Render(trunc(quitPrompt, w))
 	case f.flash != "":
@@ -29,7 +34,7 @@ func (f footer) lines(w int) []string {
 	hm := f.help
 	hm.SetWidth(w)
 	short := f.keys.ShortHelp()
-	if w < wideFooter {
+	if w < f.keys.wideFrom() {
 		short = f.keys.NarrowHelp()
 	}
 	text := hm.ShortHelpView(short)

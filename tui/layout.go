@@ -159,6 +159,9 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 	w, h := m.size()
 	hdr := header{s: m.state, version: m.opts.Version, st: m.st}
 	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st}
+	if m.promptOpen {
+		ftr.prompt = m.input.View()
+	}
 	hdrH, ftrH := len(hdr.lines(w)), len(ftr.lines(w))
 	bodyH := max(0, h-hdrH-ftrH)
 
