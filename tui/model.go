@@ -57,8 +57,10 @@ type Model struct {
 	opts Options
 	keys keyMap
 	help help.Model
-	st   styles
-	sub  *subscription
+	// helpCache is shared by the model's copies, like sub.
+	helpCache *helpCache
+	st        styles
+	sub       *subscription
 
 	state consent.State
 	// sel is the selection as the operator last moved it; the next snapshot
@@ -109,15 +111,16 @@ func New(svc Service, opts Options) Model {
 	keys := defaultKeyMap()
 	keys.Prompt.SetEnabled(opts.StartTask != nil)
 	m := Model{
-		svc:    svc,
-		opts:   opts,
-		keys:   keys,
-		help:   h,
-		st:     defaultStyles(),
-		sub:    &subscription{ch: ch, unsub: unsub, stop: make(chan struct{})},
-		width:  defaultWidth,
-		height: defaultHeight,
-		vp:     viewport.New(),
+		svc:       svc,
+		opts:      opts,
+		keys:      keys,
+		help:      h,
+		helpCache: &helpCache{},
+		st:        defaultStyles(),
+		sub:       &subscription{ch: ch, unsub: unsub, stop: make(chan struct{})},
+		width:     defaultWidth,
+		height:    defaultHeight,
+		vp:        viewport.New(),
 	}
 	m.setState(svc.Snapshot())
 	m.sel = m.state.Selection
