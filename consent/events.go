@@ -27,10 +27,17 @@ func (e *Engine) announceLocked(ev Event, rec audit.Record, line string, warn bo
 	e.commitLocked()
 }
 
-// auditLocked writes rec synchronously. Only an approval's failure changes
-// an outcome (see resolveLocked); other failures are surfaced as a warning
-// line so the operator knows the log has a gap.
-func (e *Engine) auditLocked(rec audit.Record) error {
+// auditLocked writes rec synchronously. A failure changes no outcome: it
+// is surfaced as a warning line (writeAuditLocked) so the operator knows
+// the log has a gap.
+func (e *Engine) auditLocked(rec audit.Record) {
+	_ = e.writeAuditLocked(rec) // already reported as the warning line
+}
+
+// writeAuditLocked is auditLocked returning the failure, for the one
+// caller whose outcome it changes: an approval whose record cannot be
+// written fails closed (resolveLocked).
+func (e *Engine) writeAuditLocked(rec audit.Record) error {
 	if e.cfg.Audit == nil {
 		return nil
 	}

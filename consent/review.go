@@ -423,7 +423,7 @@ func (e *Engine) resolveLocked(r *review, out outcome) {
 	if out.err != nil {
 		rec.Code = string(out.err.Code)
 	}
-	if err := e.auditLocked(rec); err != nil && out.approved {
+	if err := e.writeAuditLocked(rec); err != nil && out.approved {
 		out = outcome{err: &Error{Code: CodeBrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by, op: out.op}
 	}
 	r.resolved = true
