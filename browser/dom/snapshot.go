@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-rod/rod/lib/proto"
@@ -91,6 +90,76 @@ type snapCache struct {
 	elemGen, textGen int
 	elems            []rawElement
 	text             string
+	// derived is computed from elems and text once per generation pair:
+	// observing an unchanged page reuses it.
+	derived *derived
+}
+
+// derived is what observations take from one element list and text. It is
+// shared by every observation of those generations and never modified.
+type derived struct {
+	token            string
+	elemGen, textGen int
+	elements         []Element // in-viewport first, then document order
+	byRef            map[string]int
+	sig              map[string]string
+	text             string // the page text without name-only lines
+	textRunes        int    // runes of text
+	dropped          int    // lines dropNameLines left out
+	rawUnits         int    // UTF-16 units of the text as sent
+}
+
+// derive builds the derived form of c's element list and text.
+func derive(c snapCache) *derived {
+	text, dropped := dropNameLines(c.text, c.elems)
+	dv := &derived{
+		token: c.token, elemGen: c.elemGen, textGen: c.textGen,
+		byRef: make(map[string]int, len(c.elems)), sig: make(map[string]string, len(c.elems)),
+		text: text, textRunes: utf8.RuneCountInString(text), dropped: dropped, rawUnits: utf16Len(c.text),
+	}
+	in, out := make([]Element, 0, len(c.elems)), []Element{}
+	for _, r := range c.elems {
+		e := Element{
+			Ref: r.Ref, Role: r.Role, Name: r.Name, Value: r.Value, HasValue: r.Flags&fValue != 0,
+			Options: r.Options, MoreOptions: r.MoreOptions,
+			Selected: r.Flags&fSelected != 0, Expanded: r.Flags&fExpanded != 0, Disabled: r.Flags&fDisabled != 0,
+			Sensitive: r.Flags&fSensitive != 0, Offscreen: r.Flags&fInView == 0,
+			Bounds: Rect{r.X, r.Y, r.W, r.H},
+		}
+		switch {
+		case r.Flags&fChecked != 0:
+			e.Checked = "checked"
+		case r.Flags&fMixed != 0:
+			e.Checked = "mixed"
+		}
+		if _, dup := dv.byRef[e.Ref]; dup {
+			continue
+		}
+		dv.byRef[e.Ref] = 0
+		if !e.Offscreen {
+			in = append(in, e)
+		} else {
+			out = append(out, e)
+		}
+	}
+	dv.elements = append(in, out...)
+	for i, e := range dv.elements {
+		dv.byRef[e.Ref] = i
+		dv.sig[e.Ref] = signature(e)
+	}
+	return dv
+}
+
+// utf16Len is len(utf16.Encode([]rune(s))) without building either.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
 }
 
 const imageHint = "use an image: observe with includeImage, then click {x,y}"
@@ -116,57 +185,29 @@ func (t *Tab) snapshot(ctx context.Context) (*observation, bool, error) {
 		return nil, false, errors.New("isolated world sent no text for an unknown generation")
 	}
 	c.token, c.elemGen, c.textGen = raw.State.Token, raw.ElemGen, raw.TextGen
+	if c.derived == nil || c.derived.token != c.token || c.derived.elemGen != c.elemGen || c.derived.textGen != c.textGen {
+		c.derived = derive(c)
+	}
 	t.mu.Lock()
 	t.snap = c
-	t.mu.Unlock()
-	text, dropped := dropNameLines(c.text, c.elems)
-	t.mu.Lock()
 	t.seq++
 	seq := t.seq
 	t.mu.Unlock()
+	dv := c.derived
 	o := &observation{
-		id:      newID(seq),
-		state:   raw.State,
-		created: t.now(),
-		byRef:   map[string]int{},
-		sig:     map[string]string{},
-		text:    text,
-		textLen: utf8.RuneCountInString(text),
+		id:           newID(seq),
+		state:        raw.State,
+		created:      t.now(),
+		elements:     dv.elements,
+		byRef:        dv.byRef,
+		sig:          dv.sig,
+		text:         dv.text,
+		textLen:      dv.textRunes,
+		droppedLines: dv.dropped,
 	}
 	if raw.TextLen > len(c.text) {
 		// Cut in the page at maxStoredText UTF-16 units; report the rest.
-		o.textLen += raw.TextLen - len(utf16.Encode([]rune(c.text)))
-	}
-	o.droppedLines = dropped
-	in, out := []Element{}, []Element{}
-	for _, r := range c.elems {
-		e := Element{
-			Ref: r.Ref, Role: r.Role, Name: r.Name, Value: r.Value, HasValue: r.Flags&fValue != 0,
-			Options: r.Options, MoreOptions: r.MoreOptions,
-			Selected: r.Flags&fSelected != 0, Expanded: r.Flags&fExpanded != 0, Disabled: r.Flags&fDisabled != 0,
-			Sensitive: r.Flags&fSensitive != 0, Offscreen: r.Flags&fInView == 0,
-			Bounds: Rect{r.X, r.Y, r.W, r.H},
-		}
-		switch {
-		case r.Flags&fChecked != 0:
-			e.Checked = "checked"
-		case r.Flags&fMixed != 0:
-			e.Checked = "mixed"
-		}
-		if _, dup := o.byRef[e.Ref]; dup {
-			continue
-		}
-		o.byRef[e.Ref] = 0
-		if !e.Offscreen {
-			in = append(in, e)
-		} else {
-			out = append(out, e)
-		}
-	}
-	o.elements = append(in, out...)
-	for i, e := range o.elements {
-		o.byRef[e.Ref] = i
-		o.sig[e.Ref] = signature(e)
+		o.textLen += raw.TextLen - dv.rawUnits
 	}
 	for _, r := range raw.Regions {
 		label := "cross-origin frame"

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // signature is what a since diff compares: the element's line without the
@@ -32,7 +33,7 @@ func line(e Element) string {
 			if i > 0 {
 				b.WriteByte('|')
 			}
-			b.WriteString(strings.NewReplacer("|", "¦", "\n", " ", " ", "\u00a0").Replace(o))
+			b.WriteString(optionQuoter.Replace(o))
 		}
 		if e.MoreOptions > 0 {
 			fmt.Fprintf(&b, "|…+%d", e.MoreOptions)
@@ -53,6 +54,9 @@ func line(e Element) string {
 	}
 	return b.String()
 }
+
+// optionQuoter keeps an option label from reading as the list's separator.
+var optionQuoter = strings.NewReplacer("|", "¦", "\n", " ", " ", "\u00a0")
 
 var quoter = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", " ", "\r", " ", "\t", " ")
 
@@ -103,35 +107,50 @@ func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textCh
 	} else {
 		if elemOff < len(o.elements) {
 			end := min(elemOff+MaxElements, len(o.elements))
-			ob.Elements = o.elements[elemOff:end]
+			ob.Elements = o.elements[elemOff:end:end]
 			c.ElementsFrom, c.ElementsTo = elemOff+1, end
 		}
-		runes := []rune(o.text)
-		if textOff < len(runes) {
-			end := min(textOff+textChars, len(runes))
-			ob.Text = string(runes[textOff:end])
+		runes := utf8.RuneCountInString(o.text)
+		if textOff < runes {
+			end := min(textOff+textChars, runes)
+			ob.Text = runeSlice(o.text, textOff, end)
 			c.TextFrom, c.TextTo = textOff+1, end
 		}
-		nextE, nextT := len(o.elements), len(runes)
+		nextE, nextT := len(o.elements), runes
 		if c.ElementsTo > 0 && c.ElementsTo < len(o.elements) {
 			ob.LeftOut = append(ob.LeftOut, fmt.Sprintf("elements %d-%d", c.ElementsTo+1, len(o.elements)))
 			nextE = c.ElementsTo
 		} else if elemOff < len(o.elements) {
 			nextE = len(o.elements)
 		}
-		if c.TextTo > 0 && c.TextTo < len(runes) {
-			ob.LeftOut = append(ob.LeftOut, fmt.Sprintf("text chars %d-%d", c.TextTo+1, len(runes)))
+		if c.TextTo > 0 && c.TextTo < runes {
+			ob.LeftOut = append(ob.LeftOut, fmt.Sprintf("text chars %d-%d", c.TextTo+1, runes))
 			nextT = c.TextTo
 		}
-		if o.textLen > len(runes) {
-			ob.LeftOut = append(ob.LeftOut, fmt.Sprintf("text chars %d-%d (not kept)", len(runes)+1, o.textLen))
+		if o.textLen > runes {
+			ob.LeftOut = append(ob.LeftOut, fmt.Sprintf("text chars %d-%d (not kept)", runes+1, o.textLen))
 		}
-		if nextE < len(o.elements) || nextT < len(runes) {
+		if nextE < len(o.elements) || nextT < runes {
 			ob.NextCursor = fmt.Sprintf("%s:%d:%d", o.id, nextE, nextT)
 		}
 	}
 	ob.TextForm = textForm(ob)
 	return ob
+}
+
+// runeSlice is string([]rune(s)[from:to]) without converting all of s.
+func runeSlice(s string, from, to int) string {
+	start, i := len(s), 0
+	for off := range s {
+		if i == from {
+			start = off
+		}
+		if i == to {
+			return s[start:off]
+		}
+		i++
+	}
+	return s[start:]
 }
 
 func textForm(ob *Observation) string {
