@@ -39,8 +39,10 @@ import (
 // every element and reads the text, and returns what the host does not
 // already hold (on an unchanged page, the state and the generations) by
 // value. probe-full-ms is the same call asked for everything (every element
-// row and the whole text), for reference. The MCP call and the probe
-// alternate within an iteration so machine load falls on both alike.
+// row and the whole text; 5 reps after the loop), for reference, and
+// mcp-tabs-ms the round trip of browser_tabs, which does no page work: the
+// transport's own share. The MCP call and the probe alternate, swapping
+// order each iteration, so machine load falls on both alike.
 //
 // Needs node (it serves /work/shared/bench/pages.mjs, or $PEER_PAGES) and
 // Chromium. Run: go test -run '^$' -bench ObserveVsProbe -benchtime 15x
@@ -139,31 +141,48 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 			observe := func() *mcp.CallToolResult { return callTool("browser_observe", map[string]any{"tabId": tabID}) }
 			first := parse("browser_observe", observe()) // the read review of the origin, and the world's install
 			probe.full()
-			var mcpT, probeT, fullT []time.Duration
+			var mcpT, probeT, fullT, tabsT []time.Duration
 			for i := 0; b.Loop(); i++ {
-				t0 := time.Now()
-				o := observe()
-				t1 := time.Now()
-				probe.cached()
-				t2 := time.Now()
-				if i%2 == 1 {
-					probe.full()
-					fullT = append(fullT, time.Since(t2))
+				var o *mcp.CallToolResult
+				timeObserve := func() {
+					t0 := time.Now()
+					o = observe()
+					mcpT = append(mcpT, time.Since(t0))
 				}
-				mcpT, probeT = append(mcpT, t1.Sub(t0)), append(probeT, t2.Sub(t1))
+				timeProbe := func() {
+					t0 := time.Now()
+					probe.cached()
+					probeT = append(probeT, time.Since(t0))
+				}
+				if i%2 == 0 {
+					timeObserve()
+					timeProbe()
+				} else {
+					timeProbe()
+					timeObserve()
+				}
+				t0 := time.Now()
+				callTool("browser_tabs", map[string]any{})
+				tabsT = append(tabsT, time.Since(t0))
 				if !sameButIDs(parse("browser_observe", o), first) {
 					b.Fatalf("observation changed on an unchanged page")
 				}
 			}
+			for range 5 {
+				t0 := time.Now()
+				probe.full()
+				fullT = append(fullT, time.Since(t0))
+			}
 			b.StopTimer()
-			m, p, f := median(mcpT), median(probeT), median(fullT)
+			m, p, f, tt := median(mcpT), median(probeT), median(fullT), median(tabsT)
 			b.ReportMetric(m, "mcp-ms")
 			b.ReportMetric(p, "probe-ms")
 			b.ReportMetric(m/p, "mcp/probe")
 			b.ReportMetric(f, "probe-full-ms")
+			b.ReportMetric(tt, "mcp-tabs-ms")
 			b.ReportMetric(0, "ns/op")
-			b.Logf("n=%d: MCP browser_observe %.2f ms, in-page limit probe %.2f ms, ratio %.2f (target ≤ 1.5); probe returning everything %.2f ms; %d reps",
-				n, m, p, m/p, f, len(mcpT))
+			b.Logf("n=%d: MCP browser_observe %.2f ms, in-page limit probe %.2f ms, ratio %.2f (target ≤ 1.5); probe returning everything %.2f ms; MCP browser_tabs (no page work) %.2f ms; %d reps",
+				n, m, p, m/p, f, tt, len(mcpT))
 		})
 	}
 }
