@@ -75,7 +75,8 @@ func BenchmarkHookCost(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { proc.stop(closeGrace) })
-			r := rod.New().Context(ctx).ControlURL(wsURL)
+			// The same page setup as the hook's Browser: no emulated device.
+			r := rod.New().Context(ctx).ControlURL(wsURL).NoDefaultDevice()
 			if err := r.Connect(); err != nil {
 				b.Fatal(err)
 			}
