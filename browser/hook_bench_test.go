@@ -16,6 +16,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
 )
 
 // BenchmarkHookCost measures the request hook against the two floors of
@@ -26,7 +27,8 @@ import (
 //   - floor: a plain rod connection with a browser-level Fetch.enable of
 //     the hook's own patterns whose every paused request is continued at
 //     once, with no tabwarden logic — Chromium's bare Fetch floor;
-//   - hook: a Browser (the hook of hook.go).
+//   - hook: a Browser (the hook of hook.go) whose gate, like the engine,
+//     says a grant covers the page, so its document is not parked.
 //
 // Two pages: bench.html of the fixture (200 same-origin images served at
 // once) and slow.html of a local server whose 200 images each take 20 ms
@@ -49,7 +51,7 @@ func BenchmarkHookCost(b *testing.B) {
 
 	pages := map[string]*rod.Page{}
 	{ // hook
-		g := newFakeGate()
+		g := &coveringGate{newFakeGate()}
 		br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "hook"), Gate: g})
 		if err != nil {
 			b.Fatal(err)
@@ -149,6 +151,17 @@ func BenchmarkHookCost(b *testing.B) {
 	if want := 200 * len(modes) * (i + 1); srv.Count("/pixel.gif") < want || int(slow.images.Load()) < want {
 		b.Fatalf("image requests at the servers: fast %d, slow %d, want ≥ %d each", srv.Count("/pixel.gif"), slow.images.Load(), want)
 	}
+}
+
+// coveringGate is the fake gate that, like consent.Engine, says when a
+// grant already answers a request, so a granted document is continued in
+// place rather than parked in the hold server (see park).
+type coveringGate struct{ *fakeGate }
+
+func (g *coveringGate) Covered(req consent.Request) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.grants[string(req.Tab)+" "+req.Origin]
 }
 
 // slowSite serves slow.html, bench.html's shape, whose images each take
