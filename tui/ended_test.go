@@ -47,7 +47,7 @@ func TestOActsOnlyOnTheSelectedEndedConversation(t *testing.T) {
 		t.Errorf("no explanation for o off an ended conversation:\n%s", screen(m))
 	}
 	// The arrows reach the ended conversation: one stop after the last tab.
-	m, _ = keys(m, "up")
+	_, _ = keys(m, "up")
 	if got := f.Calls(); !slices.Equal(got, []string{"select c5e6 "}) {
 		t.Fatalf("calls = %v, want the ended conversation selected", got)
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"sync"
 
 	"charm.land/bubbles/v2/help"
 )
@@ -14,6 +15,42 @@ type footer struct {
 	help     help.Model
 	keys     keyMap
 	st       styles
+	// prompt, when set, is the open task prompt's line; it takes the
+	// flash line's place.
+	prompt string
+	// cache keeps the key help already laid out (nil: none).
+	cache *helpCache
+}
+
+// helpCache keeps the key help's lines by width and help screen: they
+// depend on nothing else (a model's keys never change), and laying them
+// out is a large part of a frame, which every screen draws after every
+// message (ten SSH screens ten times for each change).
+type helpCache struct {
+	mu    sync.Mutex
+	lines map[helpKey][]string
+}
+
+type helpKey struct {
+	w    int
+	full bool
+}
+
+func (c *helpCache) get(k helpKey, build func() []string) []string {
+	if c == nil {
+		return build()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.lines[k]; ok {
+		return l
+	}
+	if c.lines == nil || len(c.lines) >= 16 { // resizes: keep a few
+		c.lines = map[helpKey][]string{}
+	}
+	l := build()
+	c.lines[k] = l
+	return l
 }
 
 func (f footer) Render(w, h int) string { return block(f.lines(w), w, h) }
@@ -21,20 +58,25 @@ func (f footer) Render(w, h int) string { return block(f.lines(w), w, h) }
 func (f footer) lines(w int) []string {
 	line := ""
 	switch {
+	case f.prompt != "":
+		line = trunc(f.prompt, w)
 	case f.confirm:
 		line = f.st.flash.Render(trunc(quitPrompt, w))
 	case f.flash != "":
 		line = f.st.flash.Render(trunc(f.flash, w))
 	}
-	hm := f.help
-	hm.SetWidth(w)
-	short := f.keys.ShortHelp()
-	if w < wideFooter {
-		short = f.keys.NarrowHelp()
-	}
-	text := hm.ShortHelpView(short)
-	if f.showHelp {
-		text = hm.FullHelpView(f.keys.FullHelp())
-	}
-	return append([]string{line}, strings.Split(text, "\n")...)
+	keys := f.cache.get(helpKey{w: w, full: f.showHelp}, func() []string {
+		hm := f.help
+		hm.SetWidth(w)
+		short := f.keys.ShortHelp()
+		if w < f.keys.wideFrom() {
+			short = f.keys.NarrowHelp()
+		}
+		text := hm.ShortHelpView(short)
+		if f.showHelp {
+			text = hm.FullHelpView(f.keys.FullHelp())
+		}
+		return strings.Split(text, "\n")
+	})
+	return append([]string{line}, keys...)
 }

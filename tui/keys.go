@@ -13,6 +13,7 @@ type keyMap struct {
 	Unfreeze key.Binding
 	Keep     key.Binding
 	Mint     key.Binding
+	Prompt   key.Binding
 	Oldest   key.Binding
 	NextConv key.Binding
 	PrevConv key.Binding
@@ -40,6 +41,7 @@ func defaultKeyMap() keyMap {
 		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
 		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep ended tabs")),
 		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "tokens")),
+		Prompt:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "new task")),
 		Oldest:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "next review")),
 		NextConv: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next conv")),
 		PrevConv: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev conv")),
@@ -58,25 +60,41 @@ func defaultKeyMap() keyMap {
 	}
 }
 
-// ShortHelp is the one-line footer for a terminal at least wideFooter
+// ShortHelp is the one-line footer for a terminal at least wideFrom
 // columns wide. Unfreeze and Keep are left out; a frozen or ended
-// conversation's own line in the inventory names its key.
+// conversation's own line in the inventory names its key. Prompt shows
+// only when enabled (the console can start tasks).
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Oldest, k.NextConv, k.Details, k.Help, k.Quit}
+	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Prompt, k.Oldest, k.NextConv, k.Details, k.Help, k.Quit}
 }
 
 // wideFooter is the width from which the footer has room for every
 // ShortHelp binding with its full label.
 const wideFooter = 124
 
-// NarrowHelp is the footer below wideFooter columns, within 80: short
+// wideFrom is wideFooter, plus room for "p new task" when it shows.
+func (k keyMap) wideFrom() int {
+	if k.Prompt.Enabled() {
+		return wideFooter + len("p new task  ")
+	}
+	return wideFooter
+}
+
+// NarrowHelp is the footer below wideFrom columns, within 80: short
 // labels, and no a/d, which every review panel shows on its own last line.
+// When the console can start tasks, "p task" takes the place of "n
+// tokens" (still on the ? screen): a console running the built-in agent
+// is given tasks more often than it mints tokens.
 func (k keyMap) NarrowHelp() []key.Binding {
 	short := func(b key.Binding, label string) key.Binding {
 		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, label))
 	}
+	agents := k.Mint
+	if k.Prompt.Enabled() {
+		agents = short(k.Prompt, "task")
+	}
 	return []key.Binding{
-		short(k.TakeOver, "take"), k.Resume, short(k.Cancel, "stop"), k.Mint, short(k.Oldest, "next"),
+		short(k.TakeOver, "take"), k.Resume, short(k.Cancel, "stop"), agents, short(k.Oldest, "next"),
 		short(k.NextConv, "conv"), key.NewBinding(key.WithKeys("enter"), key.WithHelp("↵", "details")), k.Help, k.Quit,
 	}
 }
@@ -85,7 +103,7 @@ func (k keyMap) NarrowHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
-		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss},
+		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss, k.Prompt},
 		{k.Oldest, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
 		{k.Help, k.Quit, k.ForceQ},
 	}

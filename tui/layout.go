@@ -158,7 +158,10 @@ func (s *stack) take(sec section, n int) {
 func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH int) {
 	w, h := m.size()
 	hdr := header{s: m.state, version: m.opts.Version, st: m.st}
-	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st}
+	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache}
+	if m.promptOpen {
+		ftr.prompt = m.input.View()
+	}
 	hdrH, ftrH := len(hdr.lines(w)), len(ftr.lines(w))
 	bodyH := max(0, h-hdrH-ftrH)
 

@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"github.com/tabwarden/tabwarden/consent"
@@ -56,8 +57,10 @@ type Model struct {
 	opts Options
 	keys keyMap
 	help help.Model
-	st   styles
-	sub  *subscription
+	// helpCache is shared by the model's copies, like sub.
+	helpCache *helpCache
+	st        styles
+	sub       *subscription
 
 	state consent.State
 	// sel is the selection as the operator last moved it; the next snapshot
@@ -86,6 +89,10 @@ type Model struct {
 	// resumeConv is set after an `r` on a conversation another operator
 	// took over: a second `r` resumes it.
 	resumeConv consent.ConversationID
+
+	// promptOpen: the task prompt (`p`, input) has every key.
+	promptOpen bool
+	input      textinput.Model
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run
@@ -101,16 +108,19 @@ func New(svc Service, opts Options) Model {
 	h := help.New()
 	// Two spaces keep the whole short help within 80 columns.
 	h.ShortSeparator = "  "
+	keys := defaultKeyMap()
+	keys.Prompt.SetEnabled(opts.StartTask != nil)
 	m := Model{
-		svc:    svc,
-		opts:   opts,
-		keys:   defaultKeyMap(),
-		help:   h,
-		st:     defaultStyles(),
-		sub:    &subscription{ch: ch, unsub: unsub, stop: make(chan struct{})},
-		width:  defaultWidth,
-		height: defaultHeight,
-		vp:     viewport.New(),
+		svc:       svc,
+		opts:      opts,
+		keys:      keys,
+		help:      h,
+		helpCache: &helpCache{},
+		st:        defaultStyles(),
+		sub:       &subscription{ch: ch, unsub: unsub, stop: make(chan struct{})},
+		width:     defaultWidth,
+		height:    defaultHeight,
+		vp:        viewport.New(),
 	}
 	m.setState(svc.Snapshot())
 	m.sel = m.state.Selection
@@ -165,6 +175,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		m.sizePrompt()
 	case stateChangedMsg:
 		m.setState(msg.state)
 		m.now = m.opts.Now()
@@ -177,6 +188,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case flashDoneMsg:
 		if msg.seq == m.flashSeq {
 			m.flash = ""
+		}
+	case taskStartedMsg:
+		cmd = m.taskStarted(msg)
+	case tea.PasteMsg:
+		// A paste only ever types into the open task prompt; it never
+		// reaches a review's keys.
+		if m.promptOpen {
+			m.input, cmd = m.input.Update(msg)
 		}
 	case tea.KeyPressMsg:
 		cmd = m.handleKey(msg)
@@ -194,6 +213,9 @@ func (m *Model) setFlash(s string) tea.Cmd {
 
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	keys := m.keys
+	if m.promptOpen {
+		return m.promptKey(k)
+	}
 	if m.opts.Remote && key.Matches(k, keys.Quit, keys.ForceQ) {
 		// An SSH screen leaves; the console and its agents carry on.
 		return tea.Quit
@@ -243,6 +265,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.keepTabs()
 	case key.Matches(k, keys.Mint):
 		return m.mint()
+	case key.Matches(k, keys.Prompt):
+		return m.openPrompt()
 	case key.Matches(k, keys.Oldest):
 		return m.gotoOldest()
 	case key.Matches(k, keys.NextConv):

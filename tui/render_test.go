@@ -188,7 +188,9 @@ func TestDumpSizes(t *testing.T) {
 		t.Skip("set TUI_DUMP_SIZE=WxH and TUI_DUMP=<case>")
 	}
 	var w, h int
-	fmt.Sscanf(os.Getenv("TUI_DUMP_SIZE"), "%dx%d", &w, &h)
+	if _, err := fmt.Sscanf(os.Getenv("TUI_DUMP_SIZE"), "%dx%d", &w, &h); err != nil {
+		t.Fatalf("TUI_DUMP_SIZE=%q: want WxH: %v", os.Getenv("TUI_DUMP_SIZE"), err)
+	}
 	c := goldenCases()[os.Getenv("TUI_DUMP")]
 	t.Logf("\n%s", plain(renderState(c.state, w, h, c.msgs...)))
 }

@@ -10,7 +10,7 @@ import (
 // already on screen); with nothing waiting it says so.
 func TestGoGoesToOldestWaitingReview(t *testing.T) {
 	m, f := newTestModel(queueState(), 160, 48)
-	m = step(m, press("g"))
+	_ = step(m, press("g"))
 	if got := f.Calls(); !slices.Equal(got, []string{"select c1a2 t2"}) {
 		t.Fatalf("g selected %v, want the oldest waiting review's tab c1a2/t2", got)
 	}

@@ -86,6 +86,12 @@ type Options struct {
 	// screen's and the browser's front tab), q ends only this session and
 	// cancels nothing, and tokens are minted at the console's terminal.
 	Remote bool
+	// StartTask, when set, gives the built-in agent a new task (DESIGN
+	// §12): `p` opens a prompt line and enter hands it the typed task. The
+	// console sets it when it runs with a model provider; nil hides `p`.
+	// It is called outside Update and may take a moment; its error is
+	// shown with its DESIGN §5 code (consent.CodeOf).
+	StartTask func(task string) error
 	// Program adds options to the bubbletea program Run starts (an SSH
 	// session's input, output, environment and window size).
 	Program []tea.ProgramOption

@@ -142,7 +142,9 @@ func TestSetupsFile(t *testing.T) {
 	if s, err := LoadSetups(path); err != nil || s != nil {
 		t.Fatalf("missing file: %v %v", s, err)
 	}
-	os.WriteFile(path, []byte(`{"setups":{"local":{"provider":"openai","baseURL":"http://127.0.0.1:8080/v1","model":"qwen","images":"on"}}}`), 0o600)
+	if err := os.WriteFile(path, []byte(`{"setups":{"local":{"provider":"openai","baseURL":"http://127.0.0.1:8080/v1","model":"qwen","images":"on"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, err := LoadSetups(path)
 	if err != nil || s["local"].Model != "qwen" || s["local"].Images != "on" {
 		t.Fatalf("%+v %v", s, err)
@@ -152,7 +154,9 @@ func TestSetupsFile(t *testing.T) {
 		`{"setups":{"x":{"provider":"openai","model":"m","apiKey":"sk-123"}}}`, // keys never live here
 		`{"setups":{"x":{"provider":"openai","model":"m","images":"maybe"}}}`,
 	} {
-		os.WriteFile(filepath.Join(dir, "providers.json"), []byte(bad), 0o600)
+		if err := os.WriteFile(filepath.Join(dir, "providers.json"), []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := LoadSetups(path); err == nil {
 			t.Errorf("accepted %s", bad)
 		}

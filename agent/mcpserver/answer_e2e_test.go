@@ -36,7 +36,7 @@ type cutProxy struct {
 
 func startCutProxy(t *testing.T, target string) *cutProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func startCutProxy(t *testing.T, target string) *cutProxy {
 			if err != nil {
 				return
 			}
-			s, err := net.Dial("tcp4", target)
+			s, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(context.Background(), "tcp4", target)
 			if err != nil {
 				c.Close()
 				continue
@@ -325,7 +325,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 		// conversation ended, its job stopped and its tab went to the
 		// operator; nobody is left to freeze, nothing can resubmit there.
 		for _, cv := range w.eng.Snapshot().Conversations {
-			if cv.Tabs != nil && len(cv.Tabs) > 0 && string(cv.Tabs[0].ID) == tab {
+			if len(cv.Tabs) > 0 && string(cv.Tabs[0].ID) == tab {
 				t.Errorf("%s: the session is gone but its conversation still holds tab %s", name, tab)
 			}
 		}

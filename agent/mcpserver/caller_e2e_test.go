@@ -56,7 +56,7 @@ func runCallerProcess() int {
 // sent its call.
 func startCaller(t *testing.T, w *chromiumWorld, version, open string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), callerEnv+"=1", "TW_CALLER_URL="+w.url, "TW_CALLER_TOKEN="+w.srv.DefaultToken().Secret,
 		"TW_CALLER_VERSION="+version, "TW_CALLER_OPEN="+open)
 	cmd.Stderr = os.Stderr

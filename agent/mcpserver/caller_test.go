@@ -196,7 +196,7 @@ func TestGoneCallerWithdrawsReview(t *testing.T) {
 			}},
 		{"stateful session DELETE", statefulVersion, "MCP session closed by the client",
 			func(t *testing.T, ts *testServer, session string, cancel context.CancelFunc) {
-				req, _ := http.NewRequest(http.MethodDelete, ts.url, nil)
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, ts.url, nil)
 				req.Header.Set("Authorization", "Bearer "+ts.secret)
 				req.Header.Set("Mcp-Session-Id", session)
 				req.Header.Set("Mcp-Protocol-Version", statefulVersion)
@@ -276,7 +276,7 @@ func TestCarrierHeaderFromClientIgnored(t *testing.T) {
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set(carrierHeader, "not-a-carrier")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
 	}()
@@ -472,7 +472,7 @@ func BenchmarkGoneCallerWithdrawal(b *testing.B) {
 			req.Header.Set("Mcp-Session-Id", session)
 			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 			if resp, err := client.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
+				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
 		}()
@@ -490,7 +490,7 @@ func openSessionB(b *testing.B, ts *testServer) string {
 	b.Helper()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + statefulVersion +
 		`","capabilities":{},"clientInfo":{"name":"bench","version":"1.0"}}}`)
-	req, _ := http.NewRequest(http.MethodPost, ts.url, bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(b.Context(), http.MethodPost, ts.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+ts.secret)
@@ -498,13 +498,13 @@ func openSessionB(b *testing.B, ts *testServer) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	id := resp.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		b.Fatalf("initialize: %d", resp.StatusCode)
 	}
-	req, _ = http.NewRequest(http.MethodPost, ts.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req, _ = http.NewRequestWithContext(b.Context(), http.MethodPost, ts.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+ts.secret)

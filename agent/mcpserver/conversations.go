@@ -62,7 +62,8 @@ func (s *Server) trackSession(ss *mcp.ServerSession, tokenID string) {
 	s.mu.Unlock()
 	go func() {
 		defer s.watchers.Done()
-		ss.Wait()
+		// How the session ended does not matter here, only that it did.
+		_ = ss.Wait()
 		s.sessionEnded(id)
 	}()
 }

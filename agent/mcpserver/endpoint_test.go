@@ -193,7 +193,7 @@ func TestEndpointHomeCopyAndSearch(t *testing.T) {
 // deadPID is the pid of a process that has exited.
 func deadPID(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command("true")
+	cmd := exec.CommandContext(t.Context(), "true")
 	if err := cmd.Run(); err != nil {
 		t.Fatal("start `true`:", err)
 	}

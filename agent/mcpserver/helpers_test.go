@@ -306,7 +306,7 @@ func rpcBody(t *testing.T, version, method string, params map[string]any) []byte
 // of the body (unwrapped from SSE when streamed).
 func (r rawRequest) do(t *testing.T, url string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(r.Body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(r.Body))
 	if err != nil {
 		t.Fatal(err)
 	}

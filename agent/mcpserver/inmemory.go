@@ -87,7 +87,7 @@ func (s *Server) ConnectInMemory(ctx context.Context, name, client string) (*InM
 	s.watchers.Add(1)
 	go func() {
 		defer s.watchers.Done()
-		ss.Wait()
+		_ = ss.Wait() // how it ended does not matter, only that it did
 		m.end("the built-in agent's session ended")
 	}()
 	return m, nil

@@ -24,7 +24,7 @@ func nodeClientDir(t *testing.T) (node, dir string) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		npm := needTool(t, "npm")
-		install := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+		install := exec.CommandContext(t.Context(), npm, "ci", "--no-audit", "--no-fund")
 		install.Dir = dir
 		if out, err := install.CombinedOutput(); err != nil {
 			if os.Getenv("CI") == "true" {

@@ -31,7 +31,7 @@ func npmClients(t *testing.T) string {
 		npm := needTool(t, "npm")
 		// --ignore-scripts: the clients run from their published builds; no
 		// install script of theirs is needed or wanted.
-		install := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+		install := exec.CommandContext(t.Context(), npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
 		install.Dir = dir
 		if out, err := install.CombinedOutput(); err != nil {
 			if os.Getenv("CI") == "true" {
@@ -117,7 +117,7 @@ func TestMCPRemoteBridge(t *testing.T) {
 	defer cancel()
 	// The header travels in an environment variable, as mcp-remote's own
 	// instructions advise, so no argument carries a space or the secret.
-	cmd := exec.Command(filepath.Join(bin, "mcp-remote"), ts.url, "--allow-http", "--transport", "http-only",
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "mcp-remote"), ts.url, "--allow-http", "--transport", "http-only",
 		"--header", "Authorization:${TABWARDEN_AUTH}")
 	cmd.Env = append(os.Environ(), "TABWARDEN_AUTH=Bearer "+ts.secret, "MCP_REMOTE_CONFIG_DIR="+t.TempDir())
 	cmd.Stderr = os.Stderr

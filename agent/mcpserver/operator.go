@@ -121,5 +121,5 @@ func RequestToken(ctx context.Context, ep Endpoint, name string) (MintedRemotely
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&rep); err != nil {
 		return MintedRemotely{}, fmt.Errorf("the console's answer: %w", err)
 	}
-	return MintedRemotely{Name: rep.Name, Token: rep.Token, URL: rep.URL}, nil
+	return MintedRemotely(rep), nil
 }

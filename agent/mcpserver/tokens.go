@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -185,5 +184,3 @@ func randomBytes(n int) []byte {
 	rand.Read(b)
 	return b
 }
-
-func shortID() string { return hex.EncodeToString(randomBytes(3)) }

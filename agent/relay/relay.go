@@ -119,6 +119,16 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 
 	done := make(chan error, 2)
 	var calls sync.WaitGroup
+	// A call's error answer that cannot reach stdout ends the relay, as a
+	// failed write in the loop below does.
+	var answerErr error
+	var answerOnce sync.Once
+	answerFailed := func(err error) {
+		answerOnce.Do(func() {
+			answerErr = fmt.Errorf("write to stdout: %w", err)
+			cancel()
+		})
+	}
 	go func() {
 		for {
 			msg, err := local.Read(ctx)
@@ -133,7 +143,9 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 				calls.Add(1)
 				go func() {
 					defer calls.Done()
-					forward(ctx, local, remote, req)
+					if err := forward(ctx, local, remote, req); err != nil {
+						answerFailed(err)
+					}
 				}()
 				continue
 			}
@@ -164,15 +176,19 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 	err = <-done
 	cancel()
 	calls.Wait()
+	if err == nil {
+		err = answerErr // set before calls.Wait returned, if at all
+	}
 	return err
 }
 
 // forward posts one call; if the console did not take it, the host gets an
-// error response for it instead of silence.
-func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Request) {
+// error response for it instead of silence. The error is that response's
+// failed write to the host.
+func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Request) error {
 	err := remote.Write(ctx, req)
 	if err == nil || ctx.Err() != nil {
-		return
+		return nil
 	}
 	wire := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: consoleError(err).Error()}
 	var we *jsonrpc.Error
@@ -181,7 +197,7 @@ func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Req
 		// protocol version, which the host may negotiate around): pass it on.
 		wire = we
 	}
-	local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: wire})
+	return local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: wire})
 }
 
 // consoleError makes transport failures say what the operator should do.

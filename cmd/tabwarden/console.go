@@ -129,6 +129,8 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 				return err
 			}
 			defer b.stop()
+			// p gives the running console another task (DESIGN §12).
+			tuiOpts.StartTask = b.start
 		}
 	}
 	stopSSH, err := startSSH(ctx, o, eng)

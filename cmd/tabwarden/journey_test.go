@@ -111,6 +111,13 @@ func startJourneyRig(t *testing.T) *jRig {
 // given consent profile (--consent).
 func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 	t.Helper()
+	return startJourneyRigTUI(t, profile, nil)
+}
+
+// startJourneyRigTUI is startJourneyRigWith where more, when set, adds to
+// the TUI's options once the engine and the world are up.
+func startJourneyRigTUI(t *testing.T, profile consent.Profile, more func(*jRig, *tui.Options)) *jRig {
+	t.Helper()
 	fixture.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
 	t.Setenv("HOME", t.TempDir())            // and its HOME copy
@@ -153,10 +160,15 @@ func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 			}
 		}
 	})
-	m := tui.New(eng, tui.Options{Version: "journey", Minter: w.agents})
+	r := &jRig{t: t, ctx: ctx, eng: eng, world: w, log: mem}
+	opts := tui.Options{Version: "journey", Minter: w.agents}
+	if more != nil {
+		more(r, &opts)
+	}
+	m := tui.New(eng, opts)
 	t.Cleanup(m.Close)
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
-	return &jRig{t: t, ctx: ctx, eng: eng, world: w, tm: tm, log: mem}
+	r.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	return r
 }
 
 // jLogBuffer keeps the console's log for a failed journey's report.

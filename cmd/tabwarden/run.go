@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +43,8 @@ func newRunCmd(o *options, s streams) *cobra.Command {
 		Long: `run starts the console with the built-in agent working on the task. The agent
 is supervised like any other: it reaches the browser only through the
 console's own MCP tools, under its own conversation, so every review waits
-for your key, x stops it and t takes the browser over.
+for your key, x stops it and t takes the browser over. p in the console
+gives it another task, run as a conversation of its own beside the first.
 
 Providers: --provider openai talks to any OpenAI-compatible chat-completions
 endpoint (--base-url, e.g. http://127.0.0.1:8080/v1 for llama.cpp, vLLM or
@@ -142,7 +146,7 @@ func configDir(getenv func(string) string) string {
 	return filepath.Join(getenv("HOME"), ".config")
 }
 
-// builtinRun is the built-in agent running in the console.
+// builtinRun is one built-in agent running in the console.
 type builtinRun struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -153,10 +157,25 @@ func (b *builtinRun) stop() {
 	<-b.done
 }
 
-// startBuiltin connects the built-in agent to the console's MCP server over
-// an in-memory transport and starts it on ro.task. Its progress goes to the
-// activity log; `x` on its conversation stops it.
-func startBuiltin(ctx context.Context, ro *runOptions, eng *consent.Engine, srv *mcpserver.Server) (*builtinRun, error) {
+// builtinAgents are the console's built-in agents on one model: the task
+// `tabwarden run` was given and each task the operator gives with p, every
+// one its own conversation under its own in-memory token.
+type builtinAgents struct {
+	ctx   context.Context
+	model llm.Model
+	cfg   builtin.Config
+	eng   *consent.Engine
+	srv   *mcpserver.Server
+
+	mu     sync.Mutex
+	runs   []*builtinRun
+	closed bool
+}
+
+// startBuiltin makes the model of ro's provider settings and starts the
+// built-in agent on ro.task. The returned agents take more tasks (start,
+// the TUI's p) until stop.
+func startBuiltin(ctx context.Context, ro *runOptions, eng *consent.Engine, srv *mcpserver.Server) (*builtinAgents, error) {
 	cfg, _, err := ro.llmConfig(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -165,13 +184,89 @@ func startBuiltin(ctx context.Context, ro *runOptions, eng *consent.Engine, srv 
 	if err != nil {
 		return nil, failure(err)
 	}
-	return startBuiltinWith(ctx, model, builtin.Config{MaxSteps: ro.maxSteps, MaxTokens: ro.maxTokens}, ro.task, eng, srv)
+	a := newBuiltinAgents(ctx, model, builtin.Config{MaxSteps: ro.maxSteps, MaxTokens: ro.maxTokens}, eng, srv)
+	if err := a.start(ro.task); err != nil {
+		a.stop()
+		return nil, failure(err)
+	}
+	return a, nil
 }
 
-func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, task string, eng *consent.Engine, srv *mcpserver.Server) (*builtinRun, error) {
-	im, err := srv.ConnectInMemory(ctx, "builtin", "built-in agent "+model.Name())
+func newBuiltinAgents(ctx context.Context, model llm.Model, bc builtin.Config, eng *consent.Engine, srv *mcpserver.Server) *builtinAgents {
+	return &builtinAgents{ctx: ctx, model: model, cfg: bc, eng: eng, srv: srv}
+}
+
+// start runs a new built-in agent conversation on task. Its error carries
+// a DESIGN §5 code (the TUI shows it) and is noted in the activity log.
+func (a *builtinAgents) start(task string) error {
+	err := a.startRun(task)
 	if err != nil {
-		return nil, failure(fmt.Errorf("built-in agent: %w", err))
+		a.eng.Note("", "built-in agent not started: "+err.Error(), true)
+	}
+	return err
+}
+
+func (a *builtinAgents) startRun(task string) error {
+	task = strings.TrimSpace(task)
+	if task == "" {
+		return consent.Errorf(consent.CodeInvalidInput, consent.NextNone, "the task is empty")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.ctx.Err() != nil {
+		return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "the console is shutting down")
+	}
+	b, err := startBuiltinWith(a.ctx, a.model, a.cfg, task, a.eng, a.srv)
+	if errors.Is(err, mcpserver.ErrClosed) {
+		return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "the console's MCP server is closed")
+	}
+	if err != nil {
+		return consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextNone, "%v", err)
+	}
+	// Forget the runs that ended.
+	a.runs = slices.DeleteFunc(a.runs, func(r *builtinRun) bool {
+		select {
+		case <-r.done:
+			return true
+		default:
+			return false
+		}
+	})
+	a.runs = append(a.runs, b)
+	return nil
+}
+
+// stop stops every built-in agent and waits for them; later starts fail.
+func (a *builtinAgents) stop() {
+	a.mu.Lock()
+	a.closed = true
+	runs := a.runs
+	a.runs = nil
+	a.mu.Unlock()
+	for _, r := range runs {
+		r.stop()
+	}
+}
+
+// startBuiltinWith connects one built-in agent to the console's MCP server
+// over an in-memory transport, under a token of its own (builtin,
+// builtin-2, …), and starts it on task. Its progress goes to the activity
+// log; `x` on its conversation stops it.
+func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, task string, eng *consent.Engine, srv *mcpserver.Server) (*builtinRun, error) {
+	var im *mcpserver.InMemory
+	var err error
+	for n := 1; ; n++ {
+		name := "builtin"
+		if n > 1 {
+			name += "-" + strconv.Itoa(n)
+		}
+		im, err = srv.ConnectInMemory(ctx, name, "built-in agent "+model.Name())
+		if !errors.Is(err, mcpserver.ErrTokenExists) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("built-in agent: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	b := &builtinRun{cancel: cancel, done: make(chan struct{})}

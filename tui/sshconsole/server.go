@@ -130,7 +130,7 @@ func Start(ctx context.Context, svc tui.Service, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.srv = srv
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		s.stop()
 		return nil, fmt.Errorf("--ssh-listen %s: %w", addr, err)

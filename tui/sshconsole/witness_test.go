@@ -22,7 +22,13 @@ func gatedSubmit(e *consent.Engine, site *fixture.Server) <-chan error {
 			ch <- err
 			return
 		}
-		resp, err := http.Post(site.URL+"/submit", "text/plain", nil)
+		post, err := http.NewRequestWithContext(context.Background(), http.MethodPost, site.URL+"/submit", nil)
+		if err != nil {
+			ch <- err
+			return
+		}
+		post.Header.Set("Content-Type", "text/plain")
+		resp, err := http.DefaultClient.Do(post)
 		if err == nil {
 			resp.Body.Close()
 		}
