@@ -6,7 +6,6 @@ import (
 	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -17,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden"
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -54,7 +54,7 @@ type siteServer struct {
 
 func startSiteServer(t *testing.T) *siteServer {
 	t.Helper()
-	site, err := fs.Sub(tabwarden.Site, "testdata/site/webmcp")
+	site, err := fs.Sub(fixture.Site, "site/webmcp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ type siteWorld struct {
 // enable (the tests check the mode each tab actually got).
 func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	dir := t.TempDir()
 	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl")}
 	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))

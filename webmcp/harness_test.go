@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	twfixture "github.com/tabwarden/tabwarden/browser/fixture"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -143,7 +143,7 @@ func TestMain(m *testing.M) {
 // (127.0.0.1 vs localhost) are out-of-process frames in their own sessions.
 func browserFor(t *testing.T, native bool) *rod.Browser {
 	t.Helper()
-	twfixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	browsersMu.Lock()
 	defer browsersMu.Unlock()
 	if b := browsers[native]; b != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tabwarden/tabwarden"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -178,7 +178,7 @@ type site struct {
 }
 
 func startSite(t testing.TB) *site {
-	sub, err := fs.Sub(tabwarden.Site, "testdata/site")
+	sub, err := fs.Sub(fixture.Site, "site")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -323,38 +322,7 @@ func TestDoctorDisplayNobodyServes(t *testing.T) {
 
 // A display that answers (a real Xvfb) passes, and says it was opened.
 func TestDoctorDisplayOpened(t *testing.T) {
-	xvfb, err := exec.LookPath("Xvfb")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("Xvfb is required in CI:", err)
-		}
-		t.Skip("Xvfb not installed")
-	}
-	// -displayfd: Xvfb picks a free display and writes its number once it
-	// accepts clients, so the test never races the server's start-up.
-	ready, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := exec.Command(xvfb, "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24")
-	srv.ExtraFiles = []*os.File{w}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	num := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(ready).ReadString('\n')
-		num <- strings.TrimSpace(line)
-	}()
-	var display string
-	select {
-	case n := <-num:
-		display = ":" + n
-	case <-time.After(60 * time.Second):
-		t.Fatal("Xvfb did not report its display")
-	}
+	display := startXvfb(t)
 	r := run(t, []string{"DISPLAY=" + display}, "doctor", "--chromium", fakeChromium(t))
 	contains(t, "doctor", r.stdout, "✓ display", "DISPLAY="+display+" (opened)")
 }

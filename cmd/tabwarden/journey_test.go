@@ -17,8 +17,9 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/tui"
@@ -111,7 +112,7 @@ func startJourneyRig(t *testing.T) *jRig {
 // given consent profile (--consent).
 func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
 	t.Setenv("HOME", t.TempDir())            // and its HOME copy
 	// The console's components log to slog's default; a test's output

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 )
 
 // `tabwarden run` as an operator starts it: the real binary in a real
@@ -23,7 +23,7 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 		}
 		t.Skip("tmux is not installed (make deps installs it)")
 	}
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	replay := startReplay(t, "openai", loadTurns(t, "testdata/builtin/tabs.json"), nil)
 	home := t.TempDir()
 	name := fmt.Sprintf("twrun%d", os.Getpid())
