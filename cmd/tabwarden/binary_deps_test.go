@@ -12,7 +12,7 @@ import (
 // that imports it) and no package of test helpers (fixturetest, httptest,
 // a testenv): those belong to _test.go files.
 func TestBinaryLinksNoTesting(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-test=false",
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "-test=false",
 		"-f", "{{.ImportPath}} {{.Standard}} {{join .Imports \",\"}}", module+"/cmd/tabwarden").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)

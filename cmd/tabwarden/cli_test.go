@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "tabwarden")
-	build := exec.Command("go", "build", "-o", binPath,
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", binPath,
 		"-ldflags", "-X main.version="+testVersion+" -X main.commit=abc1234", ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -55,7 +56,7 @@ type result struct {
 func run(t *testing.T, extraEnv []string, args ...string) result {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.CommandContext(t.Context(), binPath, args...)
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -164,8 +165,12 @@ func TestPolicyCheckReportsEveryProblem(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.json")
 	b := filepath.Join(dir, "b.yaml")
-	os.WriteFile(a, []byte(`{"execution":{"browserOrigins":["https://ok.example","https://x.example/path","http://u:p@y.example"]}}`), 0o600)
-	os.WriteFile(b, []byte("execution:\n  browserOrigins: [\"ftp://z.example\"]\n"), 0o600)
+	if err := os.WriteFile(a, []byte(`{"execution":{"browserOrigins":["https://ok.example","https://x.example/path","http://u:p@y.example"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("execution:\n  browserOrigins: [\"ftp://z.example\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r := run(t, nil, "policy", "check", a, b)
 	r.wantCode(t, 2)
 	contains(t, "stderr", r.stderr, "https://x.example/path", "u:p@y.example", "ftp://z.example", a, b)
@@ -224,7 +229,9 @@ func TestConsoleRejectsBadInputBeforeStarting(t *testing.T) {
 	contains(t, "stderr", r.stderr, msgInvalidOrigin, "nothing was started")
 
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
-	os.WriteFile(bad, []byte(`{"conversation":"c1","tab":"t1","gate":"teleport","origin":"https://a.test"}`+"\n"), 0o600)
+	if err := os.WriteFile(bad, []byte(`{"conversation":"c1","tab":"t1","gate":"teleport","origin":"https://a.test"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r = run(t, nil, "--script", bad)
 	r.wantCode(t, 2)
 	contains(t, "stderr", r.stderr, "bad.jsonl:1", "teleport")

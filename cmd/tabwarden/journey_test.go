@@ -342,7 +342,6 @@ type jOperator struct {
 	// witnesses while rev is on screen and says whether to approve it.
 	judge func(rev consent.Review) (approve bool)
 
-	mu       sync.Mutex
 	handled  map[string]bool
 	count    map[consent.ReviewKind]int
 	signedIn bool

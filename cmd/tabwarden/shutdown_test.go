@@ -104,7 +104,7 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 	}
 	sock := filepath.Join(work, "tmux.sock")
 	tm := func(args ...string) error {
-		return exec.Command("tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).Run()
+		return exec.CommandContext(context.Background(), "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).Run()
 	}
 	t.Cleanup(func() { _ = tm("kill-server") })
 	exitFile := filepath.Join(work, "exit")
@@ -121,7 +121,7 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 		}
 	}
 	screen := func() string {
-		out, _ := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "capture-pane", "-p", "-J", "-t", "tw").Output()
+		out, _ := exec.CommandContext(t.Context(), "tmux", "-S", sock, "-f", "/dev/null", "capture-pane", "-p", "-J", "-t", "tw").Output()
 		return string(out)
 	}
 	fatal := func(format string, args ...any) {

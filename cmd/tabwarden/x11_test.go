@@ -28,7 +28,7 @@ func startXvfb(t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	args = append([]string{"-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24"}, args...)
-	srv := exec.Command(xvfb, args...)
+	srv := exec.CommandContext(t.Context(), xvfb, args...)
 	srv.ExtraFiles = []*os.File{w}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func xauthAdd(t *testing.T, file, display, cookie string) {
 		}
 		t.Skip("xauth not installed")
 	}
-	if out, err := exec.Command("xauth", "-f", file, "add", display, ".", cookie).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "xauth", "-f", file, "add", display, ".", cookie).CombinedOutput(); err != nil {
 		t.Fatalf("xauth add: %v\n%s", err, out)
 	}
 }
