@@ -35,9 +35,9 @@ import (
 // site) and the engine (which review is on screen); the tests wait on their
 // signals, never on a clock.
 
-// siteServer serves testdata/site/webmcp at its root on 127.0.0.1 (the pages
+// siteServer serves the fixture site's webmcp/ folder at its root on 127.0.0.1 (the pages
 // name /record, /session and /frame-tool.html from the root) and witnesses
-// every request. It is not browser/fixture because the site-tool pages
+// every request. It is not fixture.Server because the site-tool pages
 // need answers that server does not give: /record must answer JSON with
 // the running count (save_draft reads it), /session a JSON note holding
 // the canary secret, and frame documents may ask for Permissions-Policy

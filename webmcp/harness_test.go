@@ -25,7 +25,7 @@ import (
 
 const chromiumBin = "/usr/bin/chromium"
 
-// fixture serves testdata/site/webmcp on 127.0.0.1 and witnesses every
+// fixture serves the fixture site's webmcp/ folder on 127.0.0.1 and witnesses every
 // request the pages make. Channels carry each witnessed event so tests wait
 // on them instead of sleeping.
 type fixture struct {
