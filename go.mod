@@ -61,7 +61,6 @@ require (
 	github.com/googleapis/enterprise-certificate-proxy v0.3.21 // indirect
 	github.com/googleapis/gax-go/v2 v2.23.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
-	github.com/jezek/xgb v1.1.1
 	github.com/kaptinlin/jsonpointer v0.4.28 // indirect
 	github.com/kaptinlin/jsonschema v0.9.8 // indirect
 	github.com/openai/openai-go/v3 v3.50.0 // indirect

@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
@@ -68,7 +69,7 @@ func TestMain(m *testing.M) {
 // browser-free tests never pay for it.
 func chromium(t *testing.T) {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	if _, err := browser.FindChromium(""); err != nil {
 		t.Fatalf("no Chromium: %v", err)
 	}

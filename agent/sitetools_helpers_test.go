@@ -6,7 +6,6 @@ import (
 	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -17,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden"
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -35,9 +35,9 @@ import (
 // site) and the engine (which review is on screen); the tests wait on their
 // signals, never on a clock.
 
-// siteServer serves testdata/site/webmcp at its root on 127.0.0.1 (the pages
+// siteServer serves the fixture site's webmcp/ folder at its root on 127.0.0.1 (the pages
 // name /record, /session and /frame-tool.html from the root) and witnesses
-// every request. It is not browser/fixture because the site-tool pages
+// every request. It is not fixture.Server because the site-tool pages
 // need answers that server does not give: /record must answer JSON with
 // the running count (save_draft reads it), /session a JSON note holding
 // the canary secret, and frame documents may ask for Permissions-Policy
@@ -54,7 +54,7 @@ type siteServer struct {
 
 func startSiteServer(t *testing.T) *siteServer {
 	t.Helper()
-	site, err := fs.Sub(tabwarden.Site, "testdata/site/webmcp")
+	site, err := fs.Sub(fixture.Site, "site/webmcp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ type siteWorld struct {
 // enable (the tests check the mode each tab actually got).
 func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	dir := t.TempDir()
 	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl")}
 	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 )
 
 func TestAttachByHTTPEndpoint(t *testing.T) {
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	bin, err := FindChromium("")
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestAttachByHTTPEndpoint(t *testing.T) {
 	defer proc.stop(0)
 	u, _ := url.Parse(ws)
 
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, func(o *Options) { o.BrowserURL = "http://" + u.Host })
 	if e.b.PID() != 0 {
 		t.Fatal("an attached browser claims a pid of its own")

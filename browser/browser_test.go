@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -16,7 +16,7 @@ const conv = consent.ConversationID("c1")
 
 func needChromium(t *testing.T) {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 }
 
 type env struct {
@@ -123,7 +123,7 @@ func (e *env) waitURL(t *testing.T, tab consent.TabID, want string) {
 }
 
 func TestDirectOpenWaitsForConsent(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	done := e.navigate(testCtx(t), tab, a.URL+"/signin.html")
@@ -151,7 +151,7 @@ func TestDirectOpenWaitsForConsent(t *testing.T) {
 }
 
 func TestDirectOpenDenied(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	done := e.navigate(testCtx(t), tab, a.URL+"/index.html")

@@ -17,7 +17,8 @@ import (
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -145,7 +146,7 @@ func heldRequestGoesOutOnDrop(t *testing.T, site *fixture.Server) {
 // drop.
 func TestLostConnectionLaunchedFailsClosed(t *testing.T) {
 	needChromium(t)
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	heldRequestGoesOutOnDrop(t, a)
 	before := a.Total()
 
@@ -187,7 +188,7 @@ func TestLostConnectionLaunchedFailsClosed(t *testing.T) {
 // browser_unavailable and the header says so.
 func TestLostConnectionAttachedFailsClosed(t *testing.T) {
 	needChromium(t)
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	heldRequestGoesOutOnDrop(t, b)
 	before := b.Total()
 

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser/dom"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -20,7 +21,7 @@ import (
 // Chromium. Nothing of either Chromium or the Browser outlives Close.
 func TestCrashDuringActThenRelaunch(t *testing.T) {
 	needChromium(t)
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	before := runtime.NumGoroutine()
 
 	e := launch(t, nil)
@@ -136,7 +137,7 @@ func contains(ss []string, s string) bool {
 // navigation is still held for its review, nothing left the browser, and
 // Navigate says so.
 func TestCrashDuringNavigation(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	for _, reached := range []bool{true, false} {
 		name := "held"
 		if reached {

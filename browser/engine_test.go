@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -53,7 +53,7 @@ func awaitReview(t *testing.T, eng *consent.Engine, where string, among func(con
 // a test double, is what lets a request out.
 func TestHookWithConsentEngine(t *testing.T) {
 	needChromium(t)
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	eng := consent.New(consent.Config{ReviewDelay: time.Nanosecond})
 	eng.AddConversation(conv, "agent")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

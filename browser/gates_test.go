@@ -4,7 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -12,7 +13,7 @@ import (
 // the destination server, not the browser layer, whether anything arrived.
 
 func TestRedirectChainAsksPerCrossOriginHop(t *testing.T) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	done := e.navigate(testCtx(t), tab, a.URL+"/302chain?n=2&to="+url.QueryEscape(b.URL+"/session"))
@@ -35,7 +36,7 @@ func TestRedirectChainAsksPerCrossOriginHop(t *testing.T) {
 }
 
 func TestRedirectHopDenied(t *testing.T) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	done := e.navigate(testCtx(t), tab, a.URL+"/redirect?to="+url.QueryEscape(b.URL+"/session"))
@@ -51,7 +52,7 @@ func TestRedirectHopDenied(t *testing.T) {
 // scriptedNav covers navigations the page starts itself after the agent's
 // navigation has returned.
 func scriptedNav(t *testing.T, page func(a, b *fixture.Server) string, trigger func(e *env, tab consent.TabID), wantPath string) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, page(a, b))

@@ -3,7 +3,7 @@ package browser
 import (
 	"testing"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -12,7 +12,7 @@ import (
 // before the answer (no back/forward cache can restore the page behind
 // the hook's back).
 func TestHistoryIsGatedLikeNavigate(t *testing.T) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/")
@@ -62,7 +62,7 @@ func TestHistoryIsGatedLikeNavigate(t *testing.T) {
 // grants went must still ask, because the cache is off and the request
 // goes through the hook (even if the HTTP cache then answers it).
 func TestBackToACacheablePageAsks(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/cacheable")

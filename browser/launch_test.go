@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -51,7 +51,7 @@ func groupMembers(pgid int, live bool) []int {
 
 func TestCloseLeavesNoProcessOrGoroutine(t *testing.T) {
 	needChromium(t)
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	before := runtime.NumGoroutine()
 
 	e := launch(t, nil)

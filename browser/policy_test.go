@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
 func TestPolicyOriginsStopEveryRequestToOtherServers(t *testing.T) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q]}}`, a.URL))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestPolicyOriginsStopEveryRequestToOtherServers(t *testing.T) {
 // (Network.setBlockedURLs does not stop handshakes in Chromium 156); both
 // servers count what reached them.
 func TestPolicyBlockedUploadsReachNoServer(t *testing.T) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	pol, err := policy.Parse("org.json", []byte(`{"execution":{"blockBrowserUploads":true}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -21,7 +21,7 @@ func (e *env) popupOf(t *testing.T, tab consent.TabID) consent.TabInfo {
 }
 
 func TestPopupWaitsForConsentInItsOwnScope(t *testing.T) {
-	a, b := fixture.Start(t), fixture.Start(t)
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/popup.html?to="+url.QueryEscape(b.URL+"/session"))

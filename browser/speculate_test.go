@@ -13,7 +13,8 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
 )
@@ -38,7 +39,7 @@ func speculationCases(t *testing.T, how string) {
 	for _, site := range []string{"same-site", "cross-site"} {
 		t.Run(site, func(t *testing.T) {
 			needChromium(t)
-			a, b := fixture.Start(t), fixture.Start(t)
+			a, b := fixturetest.Start(t), fixturetest.Start(t)
 			bOrigin := b.URL
 			if site == "cross-site" {
 				u, _ := url.Parse(b.URL)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -41,7 +41,7 @@ func TestTabLimitAndClosedTabs(t *testing.T) {
 }
 
 func TestOperatorTabsAreNotTheAgents(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	// A tab opened outside the console (here: straight through CDP, as the
 	// operator's ctrl+T would) is an operator tab; its navigation is
@@ -73,7 +73,7 @@ func TestOperatorTabsAreNotTheAgents(t *testing.T) {
 }
 
 func TestNonHTTPPopupIsClosed(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/popup-blob.html")
@@ -128,7 +128,7 @@ func TestCrashMakesOpsUnavailable(t *testing.T) {
 }
 
 func TestPageIsBoundToTheTab(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/session")

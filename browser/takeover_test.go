@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
 )
@@ -29,7 +29,7 @@ func operatorNavigate(t *testing.T, b *Browser, tab consent.TabID, u string) {
 // agent's next navigation asks again.
 func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 	needChromium(t)
-	a, b, c := fixture.Start(t), fixture.Start(t), fixture.Start(t)
+	a, b, c := fixturetest.Start(t), fixturetest.Start(t), fixturetest.Start(t)
 	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q,%q]}}`, a.URL, b.URL))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 // Take-over stops what the agent's page was still loading: the pending
 // request is dropped by Chromium, which the server sees.
 func TestTakeOverStopsLoading(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	e := launch(t, nil)
 	tab := e.newTab(t)
 	// The op's context, which the engine would cancel at take-over.

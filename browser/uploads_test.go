@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
 )
@@ -32,7 +32,7 @@ func (e *env) eval(t *testing.T, tab consent.TabID, js string, out any) {
 // no file (the activity log says why), and a form that carries a file
 // anyway never reaches the server.
 func TestPolicyBlockedUploadsRefuseTheFileChooser(t *testing.T) {
-	a := fixture.Start(t)
+	a := fixturetest.Start(t)
 	pol, err := policy.Parse("org.json", []byte(`{"execution":{"blockBrowserUploads":true}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	twfixture "github.com/tabwarden/tabwarden/browser/fixture"
 	"io"
 	"net"
 	"net/http"
@@ -20,12 +19,13 @@ import (
 	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
 const chromiumBin = "/usr/bin/chromium"
 
-// fixture serves testdata/site/webmcp on 127.0.0.1 and witnesses every
+// fixture serves the fixture site's webmcp/ folder on 127.0.0.1 and witnesses every
 // request the pages make. Channels carry each witnessed event so tests wait
 // on them instead of sleeping.
 type fixture struct {
@@ -143,7 +143,7 @@ func TestMain(m *testing.M) {
 // (127.0.0.1 vs localhost) are out-of-process frames in their own sessions.
 func browserFor(t *testing.T, native bool) *rod.Browser {
 	t.Helper()
-	twfixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	browsersMu.Lock()
 	defer browsersMu.Unlock()
 	if b := browsers[native]; b != nil {

@@ -22,8 +22,8 @@ import (
 	"github.com/ysmood/leakless"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
@@ -257,7 +257,7 @@ func (w *world) close() {
 
 func getWorld(t *testing.T) *world {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	once.Do(func() { shared, sharedErr = newWorld() })
 	if sharedErr != nil {
 		t.Fatalf("corpus world: %v", sharedErr)

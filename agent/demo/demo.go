@@ -25,7 +25,7 @@ import (
 	"regexp"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 

@@ -15,8 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
@@ -82,7 +83,7 @@ func startCaller(t *testing.T, w *chromiumWorld, version, open string) *exec.Cmd
 // newAuditedWorld is newChromiumWorld with the engine's audit in memory.
 func newAuditedWorld(t *testing.T) (*chromiumWorld, *audit.Memory) {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
 	mem := &audit.Memory{}
@@ -104,7 +105,7 @@ func newAuditedWorld(t *testing.T) (*chromiumWorld, *audit.Memory) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return &chromiumWorld{ctx: ctx, eng: eng, srv: srv, url: url, site: fixture.Start(t)}, mem
+	return &chromiumWorld{ctx: ctx, eng: eng, srv: srv, url: url, site: fixturetest.Start(t)}, mem
 }
 
 // bringOnScreen plays the operator selecting the tab of the site's

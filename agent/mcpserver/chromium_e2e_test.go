@@ -13,8 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -44,7 +45,7 @@ func newChromiumWorld(t *testing.T) *chromiumWorld {
 // than 90 s.
 func newChromiumWorldFor(t *testing.T, limit time.Duration) *chromiumWorld {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	eng := consent.New(consent.Config{ReviewDelay: e2eDelay})
@@ -67,7 +68,7 @@ func newChromiumWorldFor(t *testing.T, limit time.Duration) *chromiumWorld {
 	// Cleanups run last-in first-out: the server closes before the
 	// dispatcher and the browser it drives.
 	t.Cleanup(srv.Close)
-	return &chromiumWorld{ctx: ctx, eng: eng, srv: srv, url: url, site: fixture.Start(t)}
+	return &chromiumWorld{ctx: ctx, eng: eng, srv: srv, url: url, site: fixturetest.Start(t)}
 }
 
 // effects counts the requests that reached the site, less the favicon,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tabwarden/tabwarden"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -176,9 +176,9 @@ func waitInWorld(t testing.TB, tab *Tab, expr string) string {
 	return res.Result.Value.String()
 }
 
-// site serves testdata/site on 127.0.0.1 and records every /record query:
+// site serves the fixture site (agent/demo/fixture) on 127.0.0.1 and records every /record query:
 // the page scripts' witness of what reached them. (httptest rather than
-// browser/fixture: httptest.Close drops Chromium's pre-connected sockets at
+// fixture.Server: httptest.Close drops Chromium's pre-connected sockets at
 // once instead of waiting out Shutdown's grace period.)
 type site struct {
 	URL     string
@@ -186,7 +186,7 @@ type site struct {
 }
 
 func startSite(t testing.TB) *site {
-	sub, err := fs.Sub(tabwarden.Site, "testdata/site")
+	sub, err := fs.Sub(fixture.Site, "site")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +36,7 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "tabwarden")
-	build := exec.Command("go", "build", "-o", binPath,
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", binPath,
 		"-ldflags", "-X main.version="+testVersion+" -X main.commit=abc1234", ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -56,7 +56,7 @@ type result struct {
 func run(t *testing.T, extraEnv []string, args ...string) result {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.CommandContext(t.Context(), binPath, args...)
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -165,8 +165,12 @@ func TestPolicyCheckReportsEveryProblem(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.json")
 	b := filepath.Join(dir, "b.yaml")
-	os.WriteFile(a, []byte(`{"execution":{"browserOrigins":["https://ok.example","https://x.example/path","http://u:p@y.example"]}}`), 0o600)
-	os.WriteFile(b, []byte("execution:\n  browserOrigins: [\"ftp://z.example\"]\n"), 0o600)
+	if err := os.WriteFile(a, []byte(`{"execution":{"browserOrigins":["https://ok.example","https://x.example/path","http://u:p@y.example"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("execution:\n  browserOrigins: [\"ftp://z.example\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r := run(t, nil, "policy", "check", a, b)
 	r.wantCode(t, 2)
 	contains(t, "stderr", r.stderr, "https://x.example/path", "u:p@y.example", "ftp://z.example", a, b)
@@ -225,7 +229,9 @@ func TestConsoleRejectsBadInputBeforeStarting(t *testing.T) {
 	contains(t, "stderr", r.stderr, msgInvalidOrigin, "nothing was started")
 
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
-	os.WriteFile(bad, []byte(`{"conversation":"c1","tab":"t1","gate":"teleport","origin":"https://a.test"}`+"\n"), 0o600)
+	if err := os.WriteFile(bad, []byte(`{"conversation":"c1","tab":"t1","gate":"teleport","origin":"https://a.test"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r = run(t, nil, "--script", bad)
 	r.wantCode(t, 2)
 	contains(t, "stderr", r.stderr, "bad.jsonl:1", "teleport")
@@ -323,38 +329,7 @@ func TestDoctorDisplayNobodyServes(t *testing.T) {
 
 // A display that answers (a real Xvfb) passes, and says it was opened.
 func TestDoctorDisplayOpened(t *testing.T) {
-	xvfb, err := exec.LookPath("Xvfb")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("Xvfb is required in CI:", err)
-		}
-		t.Skip("Xvfb not installed")
-	}
-	// -displayfd: Xvfb picks a free display and writes its number once it
-	// accepts clients, so the test never races the server's start-up.
-	ready, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := exec.Command(xvfb, "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24")
-	srv.ExtraFiles = []*os.File{w}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	num := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(ready).ReadString('\n')
-		num <- strings.TrimSpace(line)
-	}()
-	var display string
-	select {
-	case n := <-num:
-		display = ":" + n
-	case <-time.After(60 * time.Second):
-		t.Fatal("Xvfb did not report its display")
-	}
+	display := startXvfb(t)
 	r := run(t, []string{"DISPLAY=" + display}, "doctor", "--chromium", fakeChromium(t))
 	contains(t, "doctor", r.stdout, "✓ display", "DISPLAY="+display+" (opened)")
 }

@@ -16,8 +16,8 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/browser"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
@@ -247,8 +247,8 @@ func (w *demoWorld) demoConfig(eng *consent.Engine) demo.Config {
 }
 
 // signIn is the operator's hands in a run without a window: it fills and
-// submits the fixture's sign-in form in the page's own world, as a person
-// typing would, and returns once the site has answered with the session
+// submits the fixture's sign-in form with typed input, as a person typing
+// would, and returns once the site has answered with the session
 // page. Only the console calls it; no tool reaches it.
 func (w *demoWorld) signIn(ctx context.Context, tab string) error {
 	return w.signInAs(ctx, demoConv, consent.TabID(tab))
@@ -261,24 +261,19 @@ func (w *demoWorld) signIn(ctx context.Context, tab string) error {
 // took the POST, trying again means opening /session, never a second
 // sign-in.
 func (w *demoWorld) signInAs(ctx context.Context, conv consent.ConversationID, tab consent.TabID) error {
-	page, err := w.agents.browser.Page(ctx, conv, tab)
-	if err != nil {
-		return err
-	}
-	// Typed through CDP in the page's own world, as the person's keyboard
-	// would: rod's input helpers hold the dispatch's short call context.
-	p := page.Context(ctx)
+	// Typed through CDP as the person's keyboard would (browser's operator
+	// verbs): the requests pass the same hook as the person's own during a
+	// take-over, under policy and without a grant.
+	b := w.agents.browser
 	before := w.loads("GET", "/session")
+	var err error
 	for attempt := 1; ; attempt++ {
 		if w.loads("POST", "/signin") == 0 {
-			_, err = p.Eval(`(u, pw) => {
-				const f = document.querySelector("form");
-				f.elements.username.value = u;
-				f.elements.password.value = pw;
-				f.requestSubmit();
-			}`, demo.User, demo.Password)
+			err = b.OperatorSubmitForm(ctx, conv, tab, []browser.FormField{
+				{Name: "username", Text: demo.User}, {Name: "password", Text: demo.Password},
+			})
 		} else {
-			_, err = p.Eval(`() => { location.href = "/session"; }`)
+			err = b.OperatorOpen(ctx, conv, tab, w.site.URL+"/session")
 		}
 		if err == nil {
 			n := 0

@@ -4,22 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/jezek/xgb"
 )
-
-func init() {
-	// xgb logs its fallbacks (no ~/.Xauthority) to stderr; doctor and the
-	// console say what matters themselves.
-	xgb.Logger = log.New(io.Discard, "", 0)
-}
 
 // displayProbeTimeout bounds one attempt to open the display: a forwarded
 // display whose ssh session is gone can leave a TCP connect hanging.
@@ -48,24 +38,13 @@ func openDisplay(ctx context.Context, getenv func(string) string) error {
 	if display == "" {
 		return errors.New("neither $DISPLAY nor $WAYLAND_DISPLAY is set")
 	}
-	done := make(chan error, 1)
-	go func() {
-		conn, err := xgb.NewConnDisplay(display)
-		if err == nil {
-			conn.Close()
+	if err := x11Handshake(ctx, display, getenv); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("no X server answered on DISPLAY=%s within %s", display, displayProbeTimeout)
 		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("no X server accepts a connection on DISPLAY=%s: %w", display, err)
-		}
-		return nil
-	case <-ctx.Done():
-		// The dial goroutine ends when its own connect gives up.
-		return fmt.Errorf("no X server answered on DISPLAY=%s within %s", display, displayProbeTimeout)
+		return fmt.Errorf("no X server accepts a connection on DISPLAY=%s: %w", display, err)
 	}
+	return nil
 }
 
 // noDisplayFixes are the ways to run the console when no display answers.

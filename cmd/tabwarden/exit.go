@@ -8,10 +8,9 @@ import (
 // Exit codes. Scripts and the Makefile rely on them, so they are part of the
 // command-line contract.
 const (
-	exitOK           = 0
-	exitFailure      = 1 // runtime failure: the request was valid but could not be done
-	exitUsage        = 2 // usage error or invalid input (flags, policy files, scripts)
-	exitNotAvailable = 3 // the command's engine lands in a later issue
+	exitOK      = 0
+	exitFailure = 1 // runtime failure: the request was valid but could not be done
+	exitUsage   = 2 // usage error or invalid input (flags, policy files, scripts)
 )
 
 // exitError carries the exit code an error maps to. Errors cobra produces

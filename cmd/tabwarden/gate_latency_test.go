@@ -16,9 +16,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/dom"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui"
 )

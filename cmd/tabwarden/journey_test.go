@@ -17,8 +17,9 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/tui"
@@ -118,7 +119,7 @@ func startJourneyRigWith(t *testing.T, profile consent.Profile) *jRig {
 // the TUI's options once the engine and the world are up.
 func startJourneyRigTUI(t *testing.T, profile consent.Profile, more func(*jRig, *tui.Options)) *jRig {
 	t.Helper()
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the endpoint file
 	t.Setenv("HOME", t.TempDir())            // and its HOME copy
 	// The console's components log to slog's default; a test's output
@@ -353,7 +354,6 @@ type jOperator struct {
 	// witnesses while rev is on screen and says whether to approve it.
 	judge func(rev consent.Review) (approve bool)
 
-	mu       sync.Mutex
 	handled  map[string]bool
 	count    map[consent.ReviewKind]int
 	signedIn bool

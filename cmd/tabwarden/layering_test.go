@@ -22,7 +22,7 @@ func TestLayering(t *testing.T) {
 			module + "/browser", module + "/webmcp", module + "/tui", module + "/agent", module + "/cmd"}},
 		{module + "/tui/...", []string{"github.com/go-rod/", module + "/browser", module + "/agent", module + "/cmd"}},
 	} {
-		out, err := exec.Command("go", "list", "-deps", "-test=false", tc.pkgs).CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "-test=false", tc.pkgs).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", tc.pkgs, err, out)
 		}

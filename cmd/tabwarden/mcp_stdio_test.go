@@ -33,7 +33,7 @@ func (s tabsSurface) Call(_ context.Context, _ consent.ConversationID, tool stri
 func TestMCPStdioWithOnlyHomeAndPath(t *testing.T) {
 	home, _, surface := publishedConsole(t)
 
-	cmd := exec.Command(binPath, "mcp-stdio")
+	cmd := exec.CommandContext(t.Context(), binPath, "mcp-stdio")
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

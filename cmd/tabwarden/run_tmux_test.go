@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 )
 
 // `tabwarden run` as an operator starts it: the real binary in a real
@@ -23,7 +24,7 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 		}
 		t.Skip("tmux is not installed (make deps installs it)")
 	}
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	replay := startReplay(t, "openai", loadTurns(t, "testdata/builtin/tabs.json"), nil)
 	home := t.TempDir()
 	name := fmt.Sprintf("twrun%d", os.Getpid())
@@ -34,12 +35,12 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 	_ = os.MkdirAll(filepath.Join(home, "run"), 0o700)
 	cmdline := fmt.Sprintf("env %s %s run --headless --stream=false --provider openai --base-url %s --model local-text-model 'List my tabs.'; echo TWEXIT=$?; sleep 60",
 		strings.Join(env, " "), binPath, replay.URL())
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", cmdline).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", cmdline).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", name).Run() })
+	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "kill-session", "-t", name).Run() })
 	screen := func() string {
-		out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", name).Output()
+		out, _ := exec.CommandContext(t.Context(), "tmux", "capture-pane", "-p", "-t", name).Output()
 		return string(out)
 	}
 	deadline := time.Now().Add(90 * time.Second)
@@ -66,9 +67,9 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 	}
 	// Quit as the operator does, and wait for the console (and its
 	// Chromium) to be gone before the temporary profile is removed.
-	_ = exec.Command("tmux", "send-keys", "-t", name, "q").Run()
+	_ = exec.CommandContext(t.Context(), "tmux", "send-keys", "-t", name, "q").Run()
 	time.Sleep(500 * time.Millisecond)
-	_ = exec.Command("tmux", "send-keys", "-t", name, "y").Run()
+	_ = exec.CommandContext(t.Context(), "tmux", "send-keys", "-t", name, "y").Run()
 	deadline = time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if s = screen(); strings.Contains(s, "TWEXIT=") {

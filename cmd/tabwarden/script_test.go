@@ -80,7 +80,9 @@ func TestLoadScriptRejects(t *testing.T) {
 		"not json":                  `gate: read`,
 	} {
 		p := filepath.Join(t.TempDir(), "s.jsonl")
-		os.WriteFile(p, []byte("# comment\n\n"+line+"\n"), 0o600)
+		if err := os.WriteFile(p, []byte("# comment\n\n"+line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		_, err := loadScript(p)
 		if err == nil {
 			t.Errorf("%s: accepted", name)
@@ -91,7 +93,9 @@ func TestLoadScriptRejects(t *testing.T) {
 		}
 	}
 	p := filepath.Join(t.TempDir(), "empty.jsonl")
-	os.WriteFile(p, []byte("# nothing\n"), 0o600)
+	if err := os.WriteFile(p, []byte("# nothing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := loadScript(p); err == nil {
 		t.Error("a script with no requests was accepted")
 	}

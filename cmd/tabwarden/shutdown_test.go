@@ -15,8 +15,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
@@ -34,7 +35,7 @@ func TestShutdownAnswersEveryCall(t *testing.T) {
 		}
 		t.Skip("tmux is not installed (make deps installs it)")
 	}
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	for _, how := range []string{"SIGTERM", "SIGINT", "q y"} {
 		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) { shutdownWithCallsInFlight(t, how) })
 	}
@@ -94,7 +95,7 @@ func dialConsole(t *testing.T, url, secret, name, version string) *mcp.ClientSes
 }
 
 func shutdownWithCallsInFlight(t *testing.T, how string) {
-	site := fixture.Start(t)
+	site := fixturetest.Start(t)
 	work := t.TempDir()
 	auditPath := filepath.Join(work, "audit.jsonl")
 	runDir := filepath.Join(work, "run")
@@ -103,7 +104,7 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 	}
 	sock := filepath.Join(work, "tmux.sock")
 	tm := func(args ...string) error {
-		return exec.Command("tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).Run()
+		return exec.CommandContext(context.Background(), "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).Run()
 	}
 	t.Cleanup(func() { _ = tm("kill-server") })
 	exitFile := filepath.Join(work, "exit")
@@ -120,7 +121,7 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 		}
 	}
 	screen := func() string {
-		out, _ := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "capture-pane", "-p", "-J", "-t", "tw").Output()
+		out, _ := exec.CommandContext(t.Context(), "tmux", "-S", sock, "-f", "/dev/null", "capture-pane", "-p", "-J", "-t", "tw").Output()
 		return string(out)
 	}
 	fatal := func(format string, args ...any) {

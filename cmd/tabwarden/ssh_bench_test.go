@@ -19,8 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
 )
@@ -95,7 +95,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 	const delay = 5 * time.Millisecond
 	eng := consent.New(consent.Config{ReviewDelay: delay})
 	defer eng.Close()
-	site := fixture.Start(b)
+	site := fixturetest.Start(b)
 	agents, err := startAgents(ctx, &options{headless: true, mcpListen: "127.0.0.1:0", profile: b.TempDir() + "/profile"}, eng, nil, nil)
 	if err != nil {
 		b.Fatal(err)

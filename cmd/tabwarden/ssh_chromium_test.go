@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
@@ -28,7 +28,7 @@ import (
 // the key press, the page loads after it, and the audit names the
 // operator's key.
 func TestSSHOperatorApprovesRealNavigation(t *testing.T) {
-	fixture.NeedChromium(t)
+	fixturetest.NeedChromium(t)
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { slog.SetDefault(prev) })
@@ -41,7 +41,7 @@ func TestSSHOperatorApprovesRealNavigation(t *testing.T) {
 	mem := &audit.Memory{}
 	eng := consent.New(consent.Config{ReviewDelay: delay, Audit: mem})
 	defer eng.Close()
-	site := fixture.Start(t)
+	site := fixturetest.Start(t)
 	agents, err := startAgents(ctx, &options{headless: true, mcpListen: "127.0.0.1:0", profile: t.TempDir() + "/profile"}, eng, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func TestTmuxSSHOperators(t *testing.T) {
 		}
 	}
 	repo := filepath.Join("..", "..")
-	cmd := exec.Command("bash", filepath.Join(repo, "scripts", "tmux-ssh-test.sh"),
+	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(repo, "scripts", "tmux-ssh-test.sh"),
 		binPath, filepath.Join(repo, "testdata", "scripts", "keyahead.jsonl"))
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)

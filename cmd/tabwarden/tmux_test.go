@@ -19,7 +19,7 @@ func TestTmuxKeyAheadGuard(t *testing.T) {
 		t.Skip("tmux is not installed (make deps installs it)")
 	}
 	repo := filepath.Join("..", "..")
-	cmd := exec.Command("bash", filepath.Join(repo, "scripts", "tmux-review-test.sh"),
+	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(repo, "scripts", "tmux-review-test.sh"),
 		binPath, filepath.Join(repo, "testdata", "scripts", "keyahead.jsonl"))
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)

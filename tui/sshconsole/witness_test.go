@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -45,7 +46,7 @@ func TestSSHAnswerWitnessMatchesLocal(t *testing.T) {
 	for _, where := range []string{"local", "ssh"} {
 		ana := newKey(t, "ana")
 		r := newRig(t, ana)
-		site := fixture.Start(t)
+		site := fixturetest.Start(t)
 		var s *screen
 		if where == "ssh" {
 			s = r.attach(ana)
