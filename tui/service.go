@@ -86,6 +86,9 @@ type Options struct {
 	// screen's and the browser's front tab), q ends only this session and
 	// cancels nothing, and tokens are minted at the console's terminal.
 	Remote bool
+	// Page is the browser side of the page view (`v`, DESIGN §13). Nil:
+	// `v` says the view needs the browser (--script mode).
+	Page PageSource
 	// Program adds options to the bubbletea program Run starts (an SSH
 	// session's input, output, environment and window size).
 	Program []tea.ProgramOption
