@@ -1,8 +1,11 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"image"
+	_ "image/png"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,6 +147,89 @@ func countReq(s *fixture.Server, method, path string) int {
 	n := 0
 	for _, r := range s.Requests() {
 		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// shot is a Chromium screenshot of tab's viewport, decoded.
+func shot(t *testing.T, b *Browser, tab consent.TabID) image.Image {
+	t.Helper()
+	res, err := proto.PageCaptureScreenshot{Format: proto.PageCaptureScreenshotFormatPng}.Call(tabClient(t, b, tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := image.Decode(bytes.NewReader(res.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// The review's mark is a CDP Overlay: Chromium's own screenshot shows it
+// over the target, the page's MutationObserver sees no change, and it goes
+// when cleared. Liveness: a real DOM change is reported at once.
+func TestMarkShowsInScreenshotWithoutDOMChange(t *testing.T) {
+	e := launch(t, nil)
+	site := fixture.Start(t)
+	tab := e.newTab(t)
+	e.open(t, tab, site.URL, site.URL+"/pageview.html")
+	ctx := testCtx(t)
+	m, err := proto.PageGetLayoutMetrics{}.Call(tabClient(t, e.b, tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vw, vh := float64(m.CSSLayoutViewport.ClientWidth), float64(m.CSSLayoutViewport.ClientHeight)
+	// The button fills the bottom 35% of the viewport; mark its middle.
+	box := Mark{Tab: tab, X: vw / 4, Y: vh * 0.75, W: vw / 2, H: vh * 0.15}
+	inside := func(img image.Image) (uint32, uint32, uint32) {
+		k := float64(img.Bounds().Dx()) / vw
+		r, g, b, _ := img.At(int((box.X+box.W/10)*k), int((box.Y+box.H/2)*k)).RGBA() // clear of the label
+		return r >> 8, g >> 8, b >> 8
+	}
+	r0, g0, before := inside(shot(t, e.b, tab))
+	t.Logf("before: %d,%d,%d viewport %vx%v", r0, g0, before, vw, vh)
+	if err := e.b.MarkTarget(ctx, box); err != nil {
+		t.Fatal(err)
+	}
+	_, _, marked := inside(shot(t, e.b, tab))
+	if marked < before+20 {
+		t.Errorf("the screenshot does not show the mark: blue %d inside the box, %d before", marked, before)
+	}
+	e.b.ClearMark()
+	_, _, after := inside(shot(t, e.b, tab))
+	if after > before+5 {
+		t.Errorf("the mark stayed after ClearMark: blue %d, %d before", after, before)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := countQuery(site, "/record", "mutation="); n != 0 {
+		t.Fatalf("the page saw %d DOM mutation reports while marked", n)
+	}
+	// Liveness: the same observer reports a real change.
+	c := tabClient(t, e.b, tab)
+	doc, err := proto.DOMGetDocument{}.Call(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := proto.DOMQuerySelector{NodeID: doc.Root.NodeID, Selector: "#block"}.Call(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (proto.DOMSetAttributeValue{NodeID: q.NodeID, Name: "data-x", Value: "1"}).Call(c); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := site.WaitFor(wctx, func(r fixture.Request) bool { return r.Path == "/record" }); err != nil {
+		t.Fatalf("the page's observer did not report a real DOM change: %v", err)
+	}
+}
+
+func countQuery(s *fixture.Server, path, sub string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Path == path && strings.Contains(r.Query, sub) {
 			n++
 		}
 	}
