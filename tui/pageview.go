@@ -54,6 +54,9 @@ const (
 	// inputQueue bounds the keys and clicks waiting for the page.
 	inputQueue   = 64
 	flashNoInput = "i types into the page only during a take-over: press t first"
+	// pageTakeOverText is the take-over banner of a screen with the page
+	// view: the step can be done here, headed window or not.
+	pageTakeOverText = "You have the browser. Press v to see the page and i to type and click into it (esc stops), or use the Chromium window if there is one; then press r to resume."
 )
 
 // pageFrame is one picture and the viewport it shows.
