@@ -50,7 +50,7 @@ const (
 	// frameMaxW×frameMaxH is the picture size asked of the browser: more
 	// pixels than the largest terminal shows in half-blocks, few enough to
 	// decode in a few milliseconds.
-	frameMaxW, frameMaxH = 640, 480
+	frameMaxW, frameMaxH = 480, 360
 	// inputQueue bounds the keys and clicks waiting for the page.
 	inputQueue   = 64
 	flashNoInput = "i types into the page only during a take-over: press t first"
