@@ -92,7 +92,7 @@ func (b *Browser) clearMarkLocked(mk *marker) {
 		mk.cur = Mark{}
 		return
 	}
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	_ = proto.OverlayHideHighlight{}.Call(client{b: b, sid: mk.sid, ctx: ctx})
 	cancel()
 	mk.detach()

@@ -62,7 +62,7 @@ func (b *Browser) PageFrames(ctx context.Context, tab consent.TabID, maxW, maxH 
 		return b.opFailed("start the page view", err)
 	}
 	defer func() {
-		cctx, cancel := b.call(nil)
+		cctx, cancel := b.call(b.ctx)
 		defer cancel()
 		_ = proto.PageStopScreencast{}.Call(client{b: b, sid: sid, ctx: cctx})
 	}()
@@ -161,7 +161,7 @@ func (b *Browser) ownSession(ctx context.Context, tab consent.TabID) (proto.Targ
 	}
 	sid := res.SessionID
 	return sid, func() {
-		dctx, cancel := b.call(nil)
+		dctx, cancel := b.call(b.ctx)
 		defer cancel()
 		_ = proto.TargetDetachFromTarget{SessionID: sid}.Call(b.rod().Context(dctx))
 	}, nil

@@ -215,7 +215,7 @@ func TestPageViewIsPerScreen(t *testing.T) {
 	a, _, ra := newPageModel(t, baseState(), 120, 40, page)
 	b, _, _ := newPageModel(t, baseState(), 120, 40, page)
 	a = ra.update(a, press("v"))
-	a = ra.until(t, a, "a's frame", hasFrame)
+	_ = ra.until(t, a, "a's frame", hasFrame)
 	if strings.Contains(screen(b), "Page view") {
 		t.Error("b shows a's page view")
 	}
@@ -269,7 +269,7 @@ func TestPageInputOnlyDuringTakeOver(t *testing.T) {
 		}
 	}
 	m = r.update(m, press("esc"))
-	m = r.update(m, press("b"))
+	_ = r.update(m, press("b"))
 	time.Sleep(100 * time.Millisecond)
 	page.mu.Lock()
 	defer page.mu.Unlock()

@@ -143,7 +143,7 @@ type tmuxConsole struct {
 
 func (c *tmuxConsole) tmux(args ...string) {
 	c.t.Helper()
-	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(c.t.Context(), "tmux", args...).CombinedOutput(); err != nil {
 		c.t.Fatalf("tmux %v: %v %s", args, err, out)
 	}
 }
@@ -180,7 +180,7 @@ func (c *tmuxConsole) screen(escapes bool) string {
 	if escapes {
 		args = append(args, "-e")
 	}
-	out, _ := exec.Command("tmux", args...).Output()
+	out, _ := exec.CommandContext(c.t.Context(), "tmux", args...).Output()
 	return string(out)
 }
 
@@ -271,7 +271,7 @@ func tmuxPageView(t *testing.T, cols, rows int) {
 		strings.Join(env, " "), binPath, audit, filepath.Join(home, "profile"))
 	c := &tmuxConsole{t: t, name: name, site: site}
 	c.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), cmdline)
-	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", name).Run() })
+	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "kill-session", "-t", name).Run() })
 
 	var ep mcpserver.Endpoint
 	deadline := time.Now().Add(30 * time.Second)
