@@ -135,7 +135,7 @@ func markCells(cells [][]cell) int {
 }
 
 type tmuxConsole struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	site *fixture.Server
 	cs   *mcp.ClientSession
@@ -216,7 +216,7 @@ func (c *tmuxConsole) call(ctx context.Context, tool string, args map[string]any
 	return done
 }
 
-func pageResult(t *testing.T, ch <-chan *mcp.CallToolResult) map[string]any {
+func pageResult(t testing.TB, ch <-chan *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	select {
 	case res := <-ch:
