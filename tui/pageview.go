@@ -198,8 +198,10 @@ type pageView struct {
 	err    string
 }
 
-// pageTab is the tab the view shows: the selected tab, else the focused
-// review's, else the selected conversation's first.
+// pageTab is the tab the view shows: this screen's selected tab, else the
+// focused review's, else the selected conversation's first, else (an SSH
+// screen that selected nothing yet) the console's selected tab, the
+// browser's front one.
 func (m Model) pageTab() consent.TabID {
 	if m.sel.Tab != "" && m.tabState(m.sel.Tab) != nil {
 		return m.sel.Tab
@@ -209,6 +211,9 @@ func (m Model) pageTab() consent.TabID {
 	}
 	if c := m.selectedConversation(); c != nil && len(c.Tabs) > 0 {
 		return c.Tabs[0].ID
+	}
+	if t := m.state.Selection.Tab; t != "" && m.tabState(t) != nil {
+		return t
 	}
 	return ""
 }
