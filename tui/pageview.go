@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
@@ -100,7 +101,13 @@ type (
 		ps  *pageStream
 		err error
 	}
+	// pageRetryMsg lets a stream that ended start again.
+	pageRetryMsg struct{ ps *pageStream }
 )
+
+// pageRetry is how long a view waits before it starts again a stream that
+// ended by itself (Chromium relaunching, the tab gone): never a busy loop.
+const pageRetry = 2 * time.Second
 
 func (ps *pageStream) wait() tea.Cmd {
 	return func() tea.Msg {
@@ -196,6 +203,9 @@ type pageView struct {
 	stream *pageStream
 	frame  pageFrame
 	err    string
+	// ended is a stream that ended by itself; no new one starts for its
+	// tab until pageRetryMsg clears it.
+	ended *pageStream
 }
 
 // pageTab is the tab the view shows: this screen's selected tab, else the
@@ -305,11 +315,18 @@ func (m *Model) pageUpdate(msg tea.Msg) (tea.Cmd, bool) {
 		m.page.frame, m.page.err = msg.f, ""
 		return msg.ps.wait(), true
 	case pageEndedMsg:
-		if msg.ps == m.page.stream {
-			m.page.stream = nil
-			if msg.err != nil {
-				m.page.err = msg.err.Error()
-			}
+		if msg.ps != m.page.stream {
+			return nil, true
+		}
+		m.page.stream, m.page.ended = nil, msg.ps
+		if msg.err != nil {
+			m.page.err = msg.err.Error()
+		}
+		ps := msg.ps
+		return tea.Tick(pageRetry, func(time.Time) tea.Msg { return pageRetryMsg{ps} }), true
+	case pageRetryMsg:
+		if msg.ps == m.page.ended {
+			m.page.ended = nil
 		}
 		return nil, true
 	case tea.MouseClickMsg:
@@ -347,6 +364,10 @@ func (m *Model) syncPage() tea.Cmd {
 	if cur != nil && cur.tab == want {
 		return nil
 	}
+	if cur == nil && m.page.ended != nil && m.page.ended.tab == want {
+		return nil // waiting out pageRetry
+	}
+	m.page.ended = nil
 	sh := m.pageShared
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

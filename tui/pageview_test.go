@@ -24,6 +24,7 @@ type fakePage struct {
 	clicks  [][2]float64
 	changed chan struct{}
 	img     image.Image
+	fail    error // PageFrames fails at once with it
 }
 
 func newFakePage() *fakePage {
@@ -52,9 +53,15 @@ func (p *fakePage) note() {
 func (p *fakePage) PageFrames(ctx context.Context, tab consent.TabID, _, _ int, deliver func(image.Image, float64, float64)) error {
 	p.mu.Lock()
 	p.started = append(p.started, tab)
-	p.active++
+	fail := p.fail
+	if fail == nil {
+		p.active++
+	}
 	p.mu.Unlock()
 	p.note()
+	if fail != nil {
+		return fail
+	}
 	deliver(p.img, 800, 600)
 	<-ctx.Done()
 	p.mu.Lock()
@@ -321,4 +328,30 @@ func TestPageViewMarksTheTarget(t *testing.T) {
 	if strings.Contains(m.View().Content, "2;255;0;200") {
 		t.Error("the mark stayed after the review left")
 	}
+}
+
+// A stream that fails (Chromium relaunching) shows why and is not
+// restarted in a loop: once, then again only after pageRetry.
+func TestPageViewFailedStreamRetriesLater(t *testing.T) {
+	page := newFakePage()
+	page.fail = consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "relaunching")
+	m, _, r := newPageModel(t, baseState(), 120, 40, page)
+	m = r.update(m, press("v"))
+	m = r.until(t, m, "the error on screen", func(m Model) bool { return strings.Contains(screen(m), "relaunching") })
+	time.Sleep(300 * time.Millisecond)
+	for len(r.msgs) > 0 {
+		m = r.update(m, <-r.msgs)
+	}
+	page.mu.Lock()
+	n := len(page.started)
+	page.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d starts within 300ms of a failure, want 1", n)
+	}
+	ended := m.page.ended
+	if ended == nil {
+		t.Fatal("the failed stream is not remembered")
+	}
+	_ = r.update(m, pageRetryMsg{ps: ended})
+	page.until(t, "a second start after the retry", func(p *fakePage) bool { return len(p.started) == 2 })
 }

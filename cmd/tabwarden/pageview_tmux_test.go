@@ -369,6 +369,7 @@ func tmuxPageView(t *testing.T, cols, rows int) {
 	// t i: type the credentials, click Sign in on the view.
 	c.keys("i")
 	c.waitText("TYPING INTO THE PAGE")
+	t.Logf("input mode:\n%s", c.screen(false))
 	c.typeText("bob")
 	c.keys("Tab")
 	c.typeText("helm")
