@@ -228,12 +228,14 @@ func (m Model) pageTab() consent.TabID {
 	return ""
 }
 
-// takenOver reports whether tab belongs to a conversation under take-over.
+// takenOver reports whether tab belongs to a conversation this screen's
+// operator has taken over: one taken over by another operator stays
+// theirs to drive (they may be signing in).
 func (m Model) takenOver(tab consent.TabID) bool {
 	for _, c := range m.state.Conversations {
 		for _, t := range c.Tabs {
 			if t.ID == tab {
-				return c.Paused
+				return c.Paused && (c.PausedBy == "" || c.PausedBy == m.operator().Name)
 			}
 		}
 	}

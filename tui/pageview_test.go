@@ -355,3 +355,21 @@ func TestPageViewFailedStreamRetriesLater(t *testing.T) {
 	_ = r.update(m, pageRetryMsg{ps: ended})
 	page.until(t, "a second start after the retry", func(p *fakePage) bool { return len(p.started) == 2 })
 }
+
+// A conversation another operator took over stays theirs: i refuses on
+// this screen.
+func TestPageInputNotOnAnotherOperatorsTakeOver(t *testing.T) {
+	page := newFakePage()
+	s := takenOverState()
+	s.Conversations[0].PausedBy = "ana"
+	f := newFake(s)
+	m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page, Operator: consent.Operator{Name: "bob"}, Remote: true})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = r.update(m, press("tab"))
+	m = r.update(m, press("i"))
+	if !strings.Contains(screen(m), "only during a take-over") || m.page.input {
+		t.Fatalf("bob typed into ana's take-over:\n%s", screen(m))
+	}
+}
