@@ -642,6 +642,7 @@ func reviewAction(p *dom.Prepared) *consent.Action {
 	if p.Target != nil {
 		a.Ref, a.Role, a.Name = p.Target.Ref, p.Target.Role, p.Target.Name
 	}
+	a.Box = p.Box
 	if p.Point != nil {
 		a.X, a.Y = p.Point[0], p.Point[1]
 		a.Coordinate = p.Action.Type == "click"

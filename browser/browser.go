@@ -109,6 +109,9 @@ type Browser struct {
 
 	// hold parks main-frame requests waiting for a review (hold.go).
 	hold *holdServer
+
+	// mark is the action review's mark on screen (mark.go).
+	mark marker
 }
 
 // conn is one DevTools connection to one Chromium.

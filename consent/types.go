@@ -67,11 +67,16 @@ type Action struct {
 	// Coordinate click: X, Y in CSS pixels; Coordinate is true.
 	Coordinate bool
 	X, Y       float64
-	Text       string // fill
-	Value      string // select by value
-	Label      string // select by label
-	Key        string // key
-	DeltaY     int    // scroll
+	// Box is the target element's border box (x, y, width, height in CSS
+	// pixels of the tab's viewport) when the action was prepared; nil when
+	// not known. It marks the target for the operator's eyes while the
+	// review is on screen (DESIGN §4, §13) and is never audited.
+	Box    *[4]float64
+	Text   string // fill
+	Value  string // select by value
+	Label  string // select by label
+	Key    string // key
+	DeltaY int    // scroll
 	// Verify steps of a plan: Assertion and its value (Text).
 	Assertion string
 }

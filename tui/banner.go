@@ -16,6 +16,9 @@ const headlessTakeOverText = "The agent is stopped. This console's Chromium is h
 type banner struct {
 	conv     string
 	headless bool
+	// pageView: the screen has the page view, so the step can be done
+	// from the terminal (DESIGN §13).
+	pageView bool
 	// by is the operator who took over when that is not this screen's.
 	by string
 	st styles
@@ -28,6 +31,9 @@ func (b banner) lines(w int) []string {
 	text := "PAUSED (" + b.conv + "): " + takeOverText
 	if b.headless {
 		text = "PAUSED (" + b.conv + "): " + headlessTakeOverText
+	}
+	if b.pageView {
+		text = "PAUSED (" + b.conv + "): " + pageTakeOverText
 	}
 	if b.by != "" {
 		text = "PAUSED (" + b.conv + ") by " + b.by + ": " + b.by + " has the browser. Press r twice to resume it yourself."

@@ -29,6 +29,10 @@ type keyMap struct {
 	Quit     key.Binding
 	ForceQ   key.Binding
 	Yes      key.Binding
+	// PageView and PageType are handled by pageKey (pageview.go); they
+	// are here for the help screen.
+	PageView key.Binding
+	PageType key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -57,6 +61,8 @@ func defaultKeyMap() keyMap {
 		Quit:     key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQ:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
+		PageView: key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "page")),
+		PageType: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type")),
 	}
 }
 
@@ -105,6 +111,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
 		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss, k.Prompt},
 		{k.Oldest, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
-		{k.Help, k.Quit, k.ForceQ},
+		{k.Help, k.Quit, k.ForceQ, k.PageView, k.PageType},
 	}
 }

@@ -26,7 +26,7 @@ func (m Model) size() (int, int) {
 func (m Model) render() string {
 	w, h := m.size()
 	vp := m.vp
-	lines, _, _ := m.compose(&vp)
+	lines, _, _ := m.composePage(&vp)
 	return strings.Join(fitLines(lines, w, h), "\n")
 }
 
@@ -38,7 +38,7 @@ func (m *Model) syncViewport() {
 		m.vpKey = bodyKey{}
 		return
 	}
-	_, pw, pbh := m.compose(nil)
+	_, pw, pbh := m.composePage(nil)
 	m.vp.SetWidth(pw)
 	m.vp.SetHeight(max(pbh, 0))
 	tab := m.tabState(f.Tab)
@@ -106,7 +106,7 @@ func (m Model) bannerSection(w int) section {
 	if c == nil || !c.Paused {
 		return section{}
 	}
-	b := banner{conv: convLabel(*c), headless: m.opts.Headless, st: m.st}
+	b := banner{conv: convLabel(*c), headless: m.opts.Headless, pageView: m.opts.Page != nil, st: m.st}
 	if c.PausedBy != "" && c.PausedBy != m.operator().Name {
 		b.by = clean(c.PausedBy)
 	}

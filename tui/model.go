@@ -93,6 +93,10 @@ type Model struct {
 	// promptOpen: the task prompt (`p`, input) has every key.
 	promptOpen bool
 	input      textinput.Model
+	// page is this screen's page view (pageview.go); pageShared its
+	// stream, input worker and render cache, shared by the model's copies.
+	page       pageView
+	pageShared *pageShared
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run
@@ -121,6 +125,8 @@ func New(svc Service, opts Options) Model {
 		width:     defaultWidth,
 		height:    defaultHeight,
 		vp:        viewport.New(),
+
+		pageShared: newPageShared(),
 	}
 	m.setState(svc.Snapshot())
 	m.sel = m.state.Selection
@@ -130,7 +136,10 @@ func New(svc Service, opts Options) Model {
 }
 
 // Close releases the change subscription; the model must not be run after.
-func (m Model) Close() { m.sub.close() }
+func (m Model) Close() {
+	m.sub.close()
+	m.pageShared.close()
+}
 
 // Init starts listening for changes and the once-a-second clock.
 func (m Model) Init() tea.Cmd {
@@ -172,6 +181,10 @@ func (m *Model) setState(s consent.State) {
 // Update routes every message; the only side effects are Service calls.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	if c, used := m.pageUpdate(msg); used {
+		m.syncViewport()
+		return m, tea.Batch(c, m.syncPage())
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -201,7 +214,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleKey(msg)
 	}
 	m.syncViewport()
-	return m, cmd
+	return m, tea.Batch(cmd, m.syncPage())
 }
 
 func (m *Model) setFlash(s string) tea.Cmd {
@@ -215,6 +228,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	keys := m.keys
 	if m.promptOpen {
 		return m.promptKey(k)
+	}
+	if cmd, used := m.pageKey(k); used {
+		return cmd
 	}
 	if m.opts.Remote && key.Matches(k, keys.Quit, keys.ForceQ) {
 		// An SSH screen leaves; the console and its agents carry on.
@@ -483,6 +499,11 @@ func (m *Model) moveConversation(delta int) {
 // View renders the whole screen.
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
+	if m.page.input {
+		// Clicks on the page view go to the page only in input mode;
+		// otherwise the terminal keeps its own selection.
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.AltScreen = true
 	v.WindowTitle = "tabwarden"
 	return v

@@ -92,6 +92,10 @@ type Options struct {
 	// It is called outside Update and may take a moment; its error is
 	// shown with its DESIGN §5 code (consent.CodeOf).
 	StartTask func(task string) error
+
+	// Page is the browser side of the page view (`v`, DESIGN §13). Nil:
+	// `v` says the view needs the browser (--script mode).
+	Page PageSource
 	// Program adds options to the bubbletea program Run starts (an SSH
 	// session's input, output, environment and window size).
 	Program []tea.ProgramOption

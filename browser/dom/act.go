@@ -63,6 +63,10 @@ type Prepared struct {
 	Target *Target
 	// Point is the viewport point of click {x,y} and scroll.
 	Point *[2]float64
+	// Box is Target's border box (x, y, width, height in CSS pixels of
+	// the viewport) when it has a ref and is rendered, for the operator's
+	// mark of the review (box.go).
+	Box *[4]float64
 
 	held
 }
@@ -258,6 +262,9 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	}
 	if brief != nil && brief.Ref != "" {
 		p.Target = brief
+	}
+	if p.Target != nil && p.Target.Ref != "" {
+		p.Box = t.box(ctx, p.Target.Ref)
 	}
 	p.held = t.hold(o)
 	return p, nil

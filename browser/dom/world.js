@@ -377,6 +377,18 @@
     return JSON.stringify(d);
   };
 
+  // W.box is the element's border box in top-level viewport coordinates,
+  // for the operator's mark of an action review's target; {} when it is
+  // gone or not rendered.
+  W.box = (ref) => {
+    const el = get(ref);
+    const f = el && frameOf(el);
+    if (!f) return '{}';
+    const r = el.getBoundingClientRect();
+    if (r.width <= 0 || r.height <= 0) return '{}';
+    return JSON.stringify({ x: f.fr.ox + r.left, y: f.fr.oy + r.top, w: r.width, h: r.height });
+  };
+
   function editableKind(el) {
     if (el.localName === 'textarea') return 'text';
     if (el.localName === 'input') return TEXTLIKE.has((el.type || 'text').toLowerCase()) ? 'text' : '';

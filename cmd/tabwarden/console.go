@@ -120,6 +120,8 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		}
 		defer agents.close()
 		tuiOpts.Minter = agents
+		tuiOpts.Page = agents.browser
+		feeders.Go(func() { markReviews(ctx, eng, agents.browser) })
 		// Quitting withdraws the agents' calls before the TUI cancels the
 		// conversations, so each call's result names the shutdown.
 		tuiOpts.BeforeQuit = agents.dispatch.Withdraw
@@ -133,7 +135,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 			tuiOpts.StartTask = b.start
 		}
 	}
-	stopSSH, err := startSSH(ctx, o, eng)
+	stopSSH, err := startSSH(ctx, o, eng, tuiOpts.Page)
 	if err != nil {
 		return err
 	}

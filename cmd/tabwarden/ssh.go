@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/tui"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
 )
 
@@ -41,7 +42,7 @@ func (o *options) checkSSHKeys() error {
 
 // startSSH serves the console over SSH when --ssh-listen is given; stop
 // disconnects every operator and waits for their screens to end.
-func startSSH(ctx context.Context, o *options, eng *consent.Engine) (stop func(), err error) {
+func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.PageSource) (stop func(), err error) {
 	if o.sshListen == "" {
 		return func() {}, nil
 	}
@@ -49,6 +50,7 @@ func startSSH(ctx context.Context, o *options, eng *consent.Engine) (stop func()
 		Addr:           o.sshListen,
 		AuthorizedKeys: o.sshKeys,
 		Version:        version,
+		Page:           page,
 	})
 	if err != nil {
 		return nil, failure(fmt.Errorf("SSH console: %w", err))

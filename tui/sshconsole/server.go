@@ -54,6 +54,9 @@ type Config struct {
 	MaxSession  time.Duration
 	// Version is shown in each screen's header.
 	Version string
+	// Page is the browser side of the page view; each screen has its own
+	// view of it (tui.Options.Page). Nil: no page view.
+	Page tui.PageSource
 }
 
 // ListenAddr resolves the --ssh-listen value: a bare port (":2222")
@@ -218,6 +221,7 @@ func (s *Server) handle(sess ssh.Session) {
 		Version:  s.cfg.Version,
 		Operator: op,
 		Remote:   true,
+		Page:     s.cfg.Page,
 		// The session's own input wrapped to see activity; later options
 		// win, so it replaces the session input MakeOptions sets.
 		Program: append(bm.MakeOptions(sess), tea.WithInput(in), tea.WithoutSignalHandler()),

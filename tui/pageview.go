@@ -1,0 +1,683 @@
+package tui
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// The page view (DESIGN §13): `v` shows the selected tab's page in a panel,
+// drawn with half-block characters in true colour; `i`, only while the
+// tab's conversation is taken over, sends typed keys and clicks on the
+// panel to the page until esc. Every screen (the console's and each SSH
+// one) has its own view, stream and input mode.
+//
+// Delivery: frames coalesce. The browser sends at most one per
+// FrameInterval; the stream keeps only the newest undelivered frame, and
+// the screen draws whichever is newest when it renders. Typed keys never
+// drop or reorder: one worker per screen sends them in order (a full queue
+// refuses the key and says so).
+//
+// The view is the operator's eyes only: frames live in this screen's
+// memory, are never written anywhere and never reach an agent.
+
+// PageSource is the browser side of the page view. The browser implements
+// it; the TUI never talks to Chromium itself.
+type PageSource interface {
+	// PageFrames streams pictures of tab's viewport, at most maxW×maxH
+	// pixels, to deliver until ctx ends; cssW×cssH is the viewport in CSS
+	// pixels. deliver must not block.
+	PageFrames(ctx context.Context, tab consent.TabID, maxW, maxH int, deliver func(img image.Image, cssW, cssH float64)) error
+	// PageKey types into tab (key: a DOM key name such as Enter or Tab, or
+	// empty with text for a printable key). It fails unless tab's
+	// conversation is taken over.
+	PageKey(ctx context.Context, tab consent.TabID, key, text string) error
+	// PageClick clicks tab at viewport point x, y (CSS pixels). It fails
+	// unless tab's conversation is taken over.
+	PageClick(ctx context.Context, tab consent.TabID, x, y float64) error
+}
+
+const (
+	// frameMaxW×frameMaxH is the picture size asked of the browser: more
+	// pixels than the largest terminal shows in half-blocks, few enough to
+	// decode in a few milliseconds.
+	frameMaxW, frameMaxH = 480, 360
+	// inputQueue bounds the keys and clicks waiting for the page.
+	inputQueue   = 64
+	flashNoInput = "i types into the page only during a take-over: press t first"
+	// pageTakeOverText is the take-over banner of a screen with the page
+	// view: the step can be done here, headed window or not.
+	pageTakeOverText = "You have the browser. Press v to see the page and i to type and click into it (esc stops), or use the Chromium window if there is one; then press r to resume."
+)
+
+// pageFrame is one picture and the viewport it shows.
+type pageFrame struct {
+	img        image.Image
+	cssW, cssH float64
+	seq        uint64
+}
+
+// pageStream is one running PageFrames call; the newest frame waits in
+// frames (one slot) for the screen.
+type pageStream struct {
+	tab    consent.TabID
+	ctx    context.Context
+	cancel context.CancelFunc
+	frames chan pageFrame
+	seq    atomic.Uint64
+}
+
+func (ps *pageStream) deliver(img image.Image, w, h float64) {
+	f := pageFrame{img: img, cssW: w, cssH: h, seq: ps.seq.Add(1)}
+	for {
+		select {
+		case ps.frames <- f:
+			return
+		default:
+		}
+		select {
+		case <-ps.frames: // drop the older frame
+		default:
+		}
+	}
+}
+
+type (
+	pageFrameMsg struct {
+		ps *pageStream
+		f  pageFrame
+	}
+	pageEndedMsg struct {
+		ps  *pageStream
+		err error
+	}
+	// pageRetryMsg lets a stream that ended start again.
+	pageRetryMsg struct{ ps *pageStream }
+)
+
+// pageRetry is how long a view waits before it starts again a stream that
+// ended by itself (Chromium relaunching, the tab gone): never a busy loop.
+const pageRetry = 2 * time.Second
+
+func (ps *pageStream) wait() tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case f := <-ps.frames:
+			return pageFrameMsg{ps, f}
+		case <-ps.ctx.Done():
+			return nil
+		}
+	}
+}
+
+// pageInput is one key or click for the page.
+type pageInput struct {
+	tab       consent.TabID
+	key, text string
+	click     bool
+	x, y      float64
+}
+
+// pageShared is the page view's part that copies of the model share (like
+// subscription): the running stream, the input worker, the render cache.
+// Close stops them.
+type pageShared struct {
+	mu     sync.Mutex
+	stream *pageStream
+	closed bool
+
+	inputOnce sync.Once
+	input     chan pageInput
+	inputErr  atomic.Pointer[string]
+	ctx       context.Context
+	cancel    context.CancelFunc
+
+	cache pageCache
+}
+
+func newPageShared() *pageShared {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &pageShared{ctx: ctx, cancel: cancel}
+}
+
+func (s *pageShared) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.stream != nil {
+		s.stream.cancel()
+		s.stream = nil
+	}
+	s.cancel()
+}
+
+// send queues in for the worker (started on first use); false when the
+// queue is full or the screen closed.
+func (s *pageShared) send(src PageSource, in pageInput) bool {
+	s.inputOnce.Do(func() {
+		s.input = make(chan pageInput, inputQueue)
+		go func() {
+			for {
+				select {
+				case <-s.ctx.Done():
+					return
+				case in := <-s.input:
+					var err error
+					if in.click {
+						err = src.PageClick(s.ctx, in.tab, in.x, in.y)
+					} else {
+						err = src.PageKey(s.ctx, in.tab, in.key, in.text)
+					}
+					if err != nil && s.ctx.Err() == nil {
+						msg := err.Error()
+						s.inputErr.Store(&msg)
+					}
+				}
+			}
+		}()
+	})
+	select {
+	case s.input <- in:
+		return true
+	default:
+		return false
+	}
+}
+
+// pageView is the model's own page view state (a value, copied with it).
+type pageView struct {
+	on    bool
+	input bool // typing into the page
+	// stream is the stream this screen started last; frames of another
+	// are stale.
+	stream *pageStream
+	frame  pageFrame
+	err    string
+	// ended is a stream that ended by itself; no new one starts for its
+	// tab until pageRetryMsg clears it.
+	ended *pageStream
+}
+
+// pageTab is the tab the view shows: this screen's selected tab, else the
+// focused review's, else the selected conversation's first, else (an SSH
+// screen that selected nothing yet) the console's selected tab, the
+// browser's front one.
+func (m Model) pageTab() consent.TabID {
+	if m.sel.Tab != "" && m.tabState(m.sel.Tab) != nil {
+		return m.sel.Tab
+	}
+	if f := m.state.Focused; f != nil && f.Tab != "" {
+		return f.Tab
+	}
+	if c := m.selectedConversation(); c != nil && len(c.Tabs) > 0 {
+		return c.Tabs[0].ID
+	}
+	if t := m.state.Selection.Tab; t != "" && m.tabState(t) != nil {
+		return t
+	}
+	return ""
+}
+
+// takenOver reports whether tab belongs to a conversation this screen's
+// operator has taken over: one taken over by another operator stays
+// theirs to drive (they may be signing in).
+func (m Model) takenOver(tab consent.TabID) bool {
+	for _, c := range m.state.Conversations {
+		for _, t := range c.Tabs {
+			if t.ID == tab {
+				return c.Paused && (c.PausedBy == "" || c.PausedBy == m.operator().Name)
+			}
+		}
+	}
+	return false
+}
+
+// pageKey handles v, i and, in input mode, every key. It reports whether
+// it used k.
+func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if m.page.input {
+		if k.String() == "ctrl+c" {
+			m.page.input = false
+			return nil, false // quitting still works
+		}
+		if k.String() == "esc" {
+			m.page.input = false
+			return m.setFlash("stopped typing into the page"), true
+		}
+		tab := m.pageTab()
+		if !m.takenOver(tab) {
+			m.page.input = false
+			return m.setFlash("the take-over ended: the page view is read-only again"), true
+		}
+		in, ok := pageKeyInput(k)
+		if !ok {
+			return nil, true // not a key the page view sends; never a console key
+		}
+		in.tab = tab
+		if m.opts.Page == nil || !m.pageShared.send(m.opts.Page, in) {
+			return m.setFlash("the page is not taking keys this fast: key dropped"), true
+		}
+		return nil, true
+	}
+	switch {
+	case k.String() == "v":
+		if m.opts.Page == nil {
+			return m.setFlash("the page view needs the browser (not in --script mode)"), true
+		}
+		m.page.on = !m.page.on
+		return nil, true
+	case k.String() == "i":
+		tab := m.pageTab()
+		switch {
+		case m.opts.Page == nil:
+			return m.setFlash("the page view needs the browser (not in --script mode)"), true
+		case tab == "" || !m.takenOver(tab):
+			return m.setFlash(flashNoInput), true
+		}
+		m.page.on, m.page.input = true, true
+		return m.setFlash("typing into the page: keys and clicks go to it; esc stops"), true
+	}
+	return nil, false
+}
+
+// pageKeyInput maps a key press to what the page gets.
+func pageKeyInput(k tea.KeyPressMsg) (pageInput, bool) {
+	named := map[string]string{
+		"enter": "Enter", "tab": "Tab", "backspace": "Backspace", "delete": "Delete",
+		"left": "ArrowLeft", "right": "ArrowRight", "up": "ArrowUp", "down": "ArrowDown",
+		"home": "Home", "end": "End", "pgup": "PageUp", "pgdown": "PageDown", "space": " ",
+	}
+	if n, ok := named[k.String()]; ok {
+		return pageInput{key: n}, true
+	}
+	if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
+		return pageInput{text: k.Text}, true
+	}
+	return pageInput{}, false
+}
+
+// pageUpdate handles the page view's messages; it reports whether msg was
+// one.
+func (m *Model) pageUpdate(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case pageFrameMsg:
+		if msg.ps != m.page.stream {
+			return nil, true
+		}
+		m.page.frame, m.page.err = msg.f, ""
+		return msg.ps.wait(), true
+	case pageEndedMsg:
+		if msg.ps != m.page.stream {
+			return nil, true
+		}
+		m.page.stream, m.page.ended = nil, msg.ps
+		if msg.err != nil {
+			m.page.err = msg.err.Error()
+		}
+		ps := msg.ps
+		return tea.Tick(pageRetry, func(time.Time) tea.Msg { return pageRetryMsg{ps} }), true
+	case pageRetryMsg:
+		if msg.ps == m.page.ended {
+			m.page.ended = nil
+		}
+		return nil, true
+	case tea.MouseClickMsg:
+		if !m.page.input || msg.Button != tea.MouseLeft {
+			return nil, true
+		}
+		tab := m.pageTab()
+		g := m.pageGeom()
+		x, y, ok := g.pagePoint(msg.X, msg.Y, m.page.frame)
+		if !ok || !m.takenOver(tab) || m.opts.Page == nil {
+			return nil, true
+		}
+		if !m.pageShared.send(m.opts.Page, pageInput{tab: tab, click: true, x: x, y: y}) {
+			return m.setFlash("the page is not taking clicks this fast: click dropped"), true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// syncPage starts the stream the view needs (the shown tab, while the view
+// is on) and stops any other, so frames flow only while someone looks.
+func (m *Model) syncPage() tea.Cmd {
+	if s := m.pageShared.inputErr.Swap(nil); s != nil && m.page.input {
+		m.page.err = *s
+	}
+	if m.page.input && !m.takenOver(m.pageTab()) {
+		m.page.input = false
+	}
+	want := consent.TabID("")
+	if m.page.on && m.opts.Page != nil {
+		want = m.pageTab()
+	}
+	cur := m.page.stream
+	if cur != nil && cur.tab == want {
+		return nil
+	}
+	if cur == nil && m.page.ended != nil && m.page.ended.tab == want {
+		return nil // waiting out pageRetry
+	}
+	m.page.ended = nil
+	sh := m.pageShared
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.stream != nil {
+		sh.stream.cancel()
+		sh.stream = nil
+	}
+	m.page.stream, m.page.frame, m.page.err = nil, pageFrame{}, ""
+	if want == "" || sh.closed {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(sh.ctx)
+	ps := &pageStream{tab: want, ctx: ctx, cancel: cancel, frames: make(chan pageFrame, 1)}
+	sh.stream, m.page.stream = ps, ps
+	src := m.opts.Page
+	run := func() tea.Msg {
+		err := src.PageFrames(ctx, want, frameMaxW, frameMaxH, ps.deliver)
+		if ctx.Err() != nil {
+			err = nil
+		}
+		return pageEndedMsg{ps: ps, err: err}
+	}
+	return tea.Batch(run, ps.wait())
+}
+
+// pageGeom is where the page panel goes on this screen.
+type pageGeom struct {
+	side bool
+	// the rest of the screen, laid out as usual in restW×restH
+	restW, restH int
+	// the panel: x0, y0 its top-left cell, pw×ph its size (title line
+	// included)
+	x0, y0, pw, ph int
+}
+
+// pageSideWidth is the width from which the panel sits right of the rest.
+const pageSideWidth = 120
+
+func (m Model) pageGeom() pageGeom {
+	w, h := m.size()
+	if w >= pageSideWidth {
+		rest := max(60, w*2/5)
+		return pageGeom{side: true, restW: rest, restH: h, x0: rest + 1, y0: 0, pw: w - rest - 1, ph: h}
+	}
+	hdrH := len(header{s: m.state, version: m.opts.Version, st: m.st}.lines(w))
+	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st}
+	body := max(0, h-hdrH-len(ftr.lines(w)))
+	// The picture wants w columns at the viewport's shape (4:3 until the
+	// first frame says otherwise); the rest of the screen keeps at least
+	// 45% of the body for the review.
+	aspect := 4.0 / 3
+	if f := m.page.frame; f.cssW > 0 && f.cssH > 0 {
+		aspect = f.cssW / f.cssH
+	}
+	want := 1 + int(float64(w)/aspect/2+0.99)
+	ph := max(0, min(want, body*55/100))
+	return pageGeom{restW: w, restH: h - ph, x0: 0, y0: hdrH, pw: w, ph: ph}
+}
+
+// picture is the image area inside the panel: its top-left cell and size
+// in cells, fitted to the frame's shape.
+func (g pageGeom) picture(f pageFrame) (x0, y0, cols, rows int) {
+	cols, rows = g.pw, g.ph-1
+	if cols <= 0 || rows <= 0 || f.img == nil {
+		return g.x0, g.y0 + 1, 0, 0
+	}
+	b := f.img.Bounds()
+	aspect := float64(b.Dx()) / float64(b.Dy())
+	if c := int(float64(2*rows) * aspect); c < cols {
+		cols = max(1, c)
+	} else {
+		rows = max(1, min(rows, int(float64(cols)/aspect/2+0.5)))
+	}
+	return g.x0, g.y0 + 1, cols, rows
+}
+
+// pagePoint maps a click on cell (x, y) to the page point under it.
+func (g pageGeom) pagePoint(x, y int, f pageFrame) (float64, float64, bool) {
+	px, py, cols, rows := g.picture(f)
+	if cols == 0 || x < px || y < py || x >= px+cols || y >= py+rows || f.cssW <= 0 || f.cssH <= 0 {
+		return 0, 0, false
+	}
+	return (float64(x-px) + 0.5) / float64(cols) * f.cssW, (float64(y-py) + 0.5) / float64(rows) * f.cssH, true
+}
+
+// composePage is compose with the page panel taking its room.
+func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
+	if !m.page.on {
+		return m.compose(vp)
+	}
+	w, h := m.size()
+	g := m.pageGeom()
+	rest := m
+	rest.width, rest.height = g.restW, g.restH
+	lines, pw, pbh := rest.compose(vp)
+	if vp == nil {
+		return nil, pw, pbh
+	}
+	panel := m.pagePanel(g)
+	if g.side {
+		out := make([]string, h)
+		sep := m.st.rule.Render("│")
+		for i := range out {
+			l, p := "", ""
+			if i < len(lines) {
+				l = lines[i]
+			}
+			if i < len(panel) {
+				p = panel[i]
+			}
+			out[i] = padRight(l, g.restW) + sep + p
+		}
+		return out, pw, pbh
+	}
+	out := append([]string{}, lines[:min(g.y0, len(lines))]...)
+	out = append(out, panel...)
+	out = append(out, lines[min(g.y0, len(lines)):]...)
+	return fitLines(out, w, h), pw, pbh
+}
+
+// pagePanel draws the panel: a title line, then the picture.
+func (m Model) pagePanel(g pageGeom) []string {
+	tab := m.pageTab()
+	title := "Page view"
+	if tab != "" {
+		title += " · " + m.tabLabel(tab)
+	}
+	keys := "v hide · i type (take-over only)"
+	if m.page.input {
+		keys = "TYPING INTO THE PAGE · esc stops"
+	}
+	head := m.st.rule.Render(rule(title, max(0, g.pw-width(keys)-1), "─")) + " "
+	if m.page.input {
+		head += m.st.banner.Render(keys)
+	} else {
+		head += m.st.dim.Render(keys)
+	}
+	lines := []string{head}
+	f := m.page.frame
+	_, _, cols, rows := g.picture(f)
+	switch {
+	case tab == "":
+		lines = append(lines, "  No tab to show: select a conversation's tab (tab, ↑/↓).")
+	case m.page.err != "":
+		lines = append(lines, "  "+m.st.warn.Render("page view: "+trunc(clean(m.page.err), max(0, g.pw-14))))
+	case f.img == nil:
+		lines = append(lines, "  waiting for the first frame of "+clean(string(tab))+"…")
+	default:
+		mark, marked := m.pageMark(tab)
+		lines = append(lines, m.pageShared.cache.lines(f, cols, rows, mark, marked)...)
+	}
+	return fitLines(lines, g.pw, g.ph)
+}
+
+// pageMark is the focused action review's mark on tab, in CSS pixels: the
+// target's box, or for a coordinate click the point.
+func (m Model) pageMark(tab consent.TabID) (box [4]float64, ok bool) {
+	f := m.state.Focused
+	if f == nil || f.Tab != tab || f.Kind != consent.KindAction || f.Action == nil {
+		return box, false
+	}
+	switch a := f.Action; {
+	case a.Box != nil:
+		return *a.Box, true
+	case a.Coordinate:
+		return [4]float64{a.X, a.Y, 0, 0}, true
+	}
+	return box, false
+}
+
+// pageCache keeps the last drawn picture: a frame is encoded once per
+// size, not on every render.
+type pageCache struct {
+	mu    sync.Mutex
+	key   pageCacheKey
+	value []string
+}
+
+type pageCacheKey struct {
+	seq        uint64
+	img        image.Image
+	cols, rows int
+	mark       [4]float64
+	marked     bool
+}
+
+func (c *pageCache) lines(f pageFrame, cols, rows int, mark [4]float64, marked bool) []string {
+	k := pageCacheKey{seq: f.seq, img: f.img, cols: cols, rows: rows, mark: mark, marked: marked}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k == c.key && c.value != nil {
+		return c.value
+	}
+	c.key, c.value = k, halfBlocks(f, cols, rows, mark, marked)
+	return c.value
+}
+
+// markColour is the mark's colour in the page view (the overlay's, so
+// both read as one).
+var markColour = color.RGBA{R: 255, G: 0, B: 200, A: 255}
+
+// halfBlocks draws f in cols×rows cells: each cell is two pixels, the
+// upper as the foreground of ▀ and the lower as its background, each the
+// average of the source pixels it covers. mark (x, y, w, h in CSS pixels;
+// w = h = 0 for a point) is outlined on top.
+func halfBlocks(f pageFrame, cols, rows int, mark [4]float64, marked bool) []string {
+	if cols <= 0 || rows <= 0 || f.img == nil {
+		return nil
+	}
+	px := make([]color.RGBA, cols*rows*2)
+	b := f.img.Bounds()
+	sx := float64(b.Dx()) / float64(cols)
+	sy := float64(b.Dy()) / float64(rows*2)
+	for y := 0; y < rows*2; y++ {
+		y0 := b.Min.Y + int(float64(y)*sy)
+		y1 := max(y0+1, b.Min.Y+int(float64(y+1)*sy))
+		for x := 0; x < cols; x++ {
+			x0 := b.Min.X + int(float64(x)*sx)
+			x1 := max(x0+1, b.Min.X+int(float64(x+1)*sx))
+			px[y*cols+x] = average(f.img, x0, y0, x1, y1)
+		}
+	}
+	if marked && f.cssW > 0 && f.cssH > 0 {
+		drawMark(px, cols, rows*2, mark, float64(cols)/f.cssW, float64(rows*2)/f.cssH)
+	}
+	out := make([]string, rows)
+	var sb strings.Builder
+	for r := 0; r < rows; r++ {
+		sb.Reset()
+		var lastFg, lastBg color.RGBA
+		first := true
+		for x := 0; x < cols; x++ {
+			fg, bg := px[(2*r)*cols+x], px[(2*r+1)*cols+x]
+			if first || fg != lastFg {
+				sb.WriteString("\x1b[38;2;")
+				writeRGB(&sb, fg)
+			}
+			if first || bg != lastBg {
+				sb.WriteString("\x1b[48;2;")
+				writeRGB(&sb, bg)
+			}
+			first, lastFg, lastBg = false, fg, bg
+			sb.WriteString("▀")
+		}
+		sb.WriteString("\x1b[m")
+		out[r] = sb.String()
+	}
+	return out
+}
+
+func writeRGB(sb *strings.Builder, c color.RGBA) {
+	var buf [16]byte
+	sb.Write(strconv.AppendUint(buf[:0], uint64(c.R), 10))
+	sb.WriteByte(';')
+	sb.Write(strconv.AppendUint(buf[:0], uint64(c.G), 10))
+	sb.WriteByte(';')
+	sb.Write(strconv.AppendUint(buf[:0], uint64(c.B), 10))
+	sb.WriteByte('m')
+}
+
+// average is the mean colour of img over [x0,x1)×[y0,y1), from at most
+// 4×4 samples.
+func average(img image.Image, x0, y0, x1, y1 int) color.RGBA {
+	stepX, stepY := max(1, (x1-x0)/4), max(1, (y1-y0)/4)
+	var r, g, b, n uint32
+	yc, isYC := img.(*image.YCbCr)
+	for y := y0; y < y1; y += stepY {
+		for x := x0; x < x1; x += stepX {
+			if isYC {
+				yi, ci := yc.YOffset(x, y), yc.COffset(x, y)
+				cr, cg, cb := color.YCbCrToRGB(yc.Y[yi], yc.Cb[ci], yc.Cr[ci])
+				r, g, b = r+uint32(cr), g+uint32(cg), b+uint32(cb)
+			} else {
+				cr, cg, cb, _ := img.At(x, y).RGBA()
+				r, g, b = r+cr>>8, g+cg>>8, b+cb>>8
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return color.RGBA{A: 255}
+	}
+	return color.RGBA{R: uint8(r / n), G: uint8(g / n), B: uint8(b / n), A: 255}
+}
+
+// drawMark outlines mark on the pixel grid (w×h pixels, kx/ky pixels per
+// CSS pixel): a box, or a cross for a point.
+func drawMark(px []color.RGBA, w, h int, mark [4]float64, kx, ky float64) {
+	set := func(x, y int) {
+		if x >= 0 && y >= 0 && x < w && y < h {
+			px[y*w+x] = markColour
+		}
+	}
+	x0, y0 := int(mark[0]*kx), int(mark[1]*ky)
+	if mark[2] <= 0 || mark[3] <= 0 {
+		for d := -2; d <= 2; d++ {
+			set(x0+d, y0)
+			set(x0, y0+d)
+		}
+		return
+	}
+	x1, y1 := max(x0, int((mark[0]+mark[2])*kx+0.5)-1), max(y0, int((mark[1]+mark[3])*ky+0.5)-1)
+	for x := x0; x <= x1; x++ {
+		set(x, y0)
+		set(x, y1)
+	}
+	for y := y0; y <= y1; y++ {
+		set(x0, y)
+		set(x1, y)
+	}
+}

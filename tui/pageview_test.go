@@ -1,0 +1,375 @@
+package tui
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// fakePage is a PageSource that serves one picture per stream and
+// records what reaches "the page".
+type fakePage struct {
+	mu      sync.Mutex
+	started []consent.TabID
+	active  int
+	keys    []string
+	clicks  [][2]float64
+	changed chan struct{}
+	img     image.Image
+	fail    error // PageFrames fails at once with it
+}
+
+func newFakePage() *fakePage {
+	// 160×120, a 4:3 viewport of 800×600 CSS pixels: the top-left quarter
+	// is the fixture's blue block, the rest white.
+	img := image.NewRGBA(image.Rect(0, 0, 160, 120))
+	for y := 0; y < 120; y++ {
+		for x := 0; x < 160; x++ {
+			c := color.RGBA{255, 255, 255, 255}
+			if x < 80 && y < 60 {
+				c = color.RGBA{0, 160, 255, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	return &fakePage{changed: make(chan struct{}, 64), img: img}
+}
+
+func (p *fakePage) note() {
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (p *fakePage) PageFrames(ctx context.Context, tab consent.TabID, _, _ int, deliver func(image.Image, float64, float64)) error {
+	p.mu.Lock()
+	p.started = append(p.started, tab)
+	fail := p.fail
+	if fail == nil {
+		p.active++
+	}
+	p.mu.Unlock()
+	p.note()
+	if fail != nil {
+		return fail
+	}
+	deliver(p.img, 800, 600)
+	<-ctx.Done()
+	p.mu.Lock()
+	p.active--
+	p.mu.Unlock()
+	p.note()
+	return nil
+}
+
+func (p *fakePage) PageKey(_ context.Context, _ consent.TabID, key, text string) error {
+	p.mu.Lock()
+	p.keys = append(p.keys, key+"|"+text)
+	p.mu.Unlock()
+	p.note()
+	return nil
+}
+
+func (p *fakePage) PageClick(_ context.Context, _ consent.TabID, x, y float64) error {
+	p.mu.Lock()
+	p.clicks = append(p.clicks, [2]float64{x, y})
+	p.mu.Unlock()
+	p.note()
+	return nil
+}
+
+func (p *fakePage) until(t *testing.T, what string, cond func(*fakePage) bool) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		p.mu.Lock()
+		ok := cond(p)
+		p.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-p.changed:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// runner runs the commands Update returns, as bubbletea would, and hands
+// their messages back.
+type runner struct{ msgs chan tea.Msg }
+
+func newRunner() *runner { return &runner{msgs: make(chan tea.Msg, 64)} }
+
+func (r *runner) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				r.run(c)
+			}
+			return
+		}
+		if msg != nil {
+			r.msgs <- msg
+		}
+	}()
+}
+
+// update steps m with msg and runs what it returns.
+func (r *runner) update(m Model, msg tea.Msg) Model {
+	tm, cmd := m.Update(msg)
+	r.run(cmd)
+	return tm.(Model)
+}
+
+// until feeds the page view's messages back into m until cond holds.
+func (r *runner) until(t *testing.T, m Model, what string, cond func(Model) bool) Model {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for !cond(m) {
+		select {
+		case msg := <-r.msgs:
+			switch msg.(type) {
+			case pageFrameMsg, pageEndedMsg:
+				m = r.update(m, msg)
+			}
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s:\n%s", what, screen(m))
+		}
+	}
+	return m
+}
+
+func newPageModel(t *testing.T, s consent.State, w, h int, page *fakePage) (Model, *fakeService, *runner) {
+	f := newFake(s)
+	m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: w, Height: h})
+	return m, f, r
+}
+
+func hasFrame(m Model) bool { return m.page.frame.img != nil }
+
+// v starts one stream of the selected tab and shows its picture in
+// half-blocks of the picture's colours; v again stops it. Before v
+// nothing streams.
+func TestPageViewStreamsOnlyWhileShown(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		page := newFakePage()
+		m, _, r := newPageModel(t, baseState(), size[0], size[1], page)
+		if strings.Contains(screen(m), "Page view") || len(page.started) != 0 {
+			t.Fatal("the page view is on before v")
+		}
+		m = r.update(m, press("v"))
+		m = r.until(t, m, "the first frame", hasFrame)
+		raw := m.View().Content
+		if !strings.Contains(raw, "38;2;0;160;255") || !strings.Contains(raw, "48;2;255;255;255") || !strings.Contains(raw, "▀") {
+			t.Errorf("%dx%d: no half-blocks in the picture's colours", size[0], size[1])
+		}
+		for i, l := range strings.Split(screen(m), "\n") {
+			if width(l) > size[0] {
+				t.Errorf("%dx%d: line %d is %d cells wide", size[0], size[1], i, width(l))
+			}
+		}
+		if n := strings.Count(screen(m), "\n") + 1; n != size[1] {
+			t.Errorf("%dx%d: %d lines", size[0], size[1], n)
+		}
+		if !strings.Contains(screen(m), "No review on screen") {
+			t.Errorf("%dx%d: the page view pushed the review column off the screen:\n%s", size[0], size[1], screen(m))
+		}
+		page.until(t, "one stream of t1", func(p *fakePage) bool { return p.active == 1 && len(p.started) == 1 && p.started[0] == "t1" })
+		m = r.update(m, press("v"))
+		page.until(t, "the stream to stop", func(p *fakePage) bool { return p.active == 0 })
+		if strings.Contains(screen(m), "Page view") {
+			t.Error("the panel stayed after the second v")
+		}
+	}
+}
+
+// Selecting another tab moves the stream; closing the screen ends it.
+func TestPageViewFollowsTheSelectionAndEndsWithTheScreen(t *testing.T) {
+	page := newFakePage()
+	m, _, r := newPageModel(t, baseState(), 120, 40, page)
+	m = r.update(m, press("v"))
+	page.until(t, "a stream of t1", func(p *fakePage) bool { return p.active == 1 })
+	m = r.update(m, press("down"))
+	page.until(t, "one stream of t2", func(p *fakePage) bool {
+		return p.active == 1 && len(p.started) == 2 && p.started[1] == "t2"
+	})
+	m.Close()
+	page.until(t, "no stream after Close", func(p *fakePage) bool { return p.active == 0 })
+}
+
+// Two screens on one engine: each has its own view; the one that did not
+// press v draws and streams nothing.
+func TestPageViewIsPerScreen(t *testing.T) {
+	page := newFakePage()
+	a, _, ra := newPageModel(t, baseState(), 120, 40, page)
+	b, _, _ := newPageModel(t, baseState(), 120, 40, page)
+	a = ra.update(a, press("v"))
+	_ = ra.until(t, a, "a's frame", hasFrame)
+	if strings.Contains(screen(b), "Page view") {
+		t.Error("b shows a's page view")
+	}
+	page.mu.Lock()
+	defer page.mu.Unlock()
+	if page.active != 1 {
+		t.Errorf("%d streams, want 1 (a's)", page.active)
+	}
+}
+
+func takenOverState() consent.State {
+	s := baseState()
+	s.Conversations[0].Paused = true
+	return s
+}
+
+// i outside a take-over refuses and sends nothing; during one every key
+// but esc goes to the page (a never approves), and esc gives the keys
+// back to the console.
+func TestPageInputOnlyDuringTakeOver(t *testing.T) {
+	page := newFakePage()
+	s := withFocus(baseState(), actionReview(consent.Action{Type: consent.ActionClick, Ref: "e1", Role: "button", Name: "Go"}))
+	m, f, r := newPageModel(t, s, 120, 40, page)
+	m = r.update(m, press("v"))
+	m = r.update(m, press("i"))
+	if !strings.Contains(screen(m), "only during a take-over") {
+		t.Fatalf("no refusal:\n%s", screen(m))
+	}
+	m = r.update(m, press("b"))
+	m = r.update(m, press("h"))
+
+	p := withFocus(takenOverState(), actionReview(consent.Action{Type: consent.ActionClick, Ref: "e1", Role: "button", Name: "Go"}))
+	m = r.update(m, stateChangedMsg{state: p})
+	m = r.update(m, press("i"))
+	if !strings.Contains(screen(m), "TYPING INTO THE PAGE") {
+		t.Fatalf("not in input mode:\n%s", screen(m))
+	}
+	for _, k := range []string{"a", "d", "tab", "q", "enter"} {
+		m = r.update(m, press(k))
+	}
+	page.until(t, "five keys", func(p *fakePage) bool { return len(p.keys) == 5 })
+	page.mu.Lock()
+	got := strings.Join(page.keys, ",")
+	page.mu.Unlock()
+	if got != "|a,|d,Tab|,|q,Enter|" {
+		t.Errorf("the page got %s", got)
+	}
+	for _, c := range f.Calls() {
+		if strings.HasPrefix(c, "decide") {
+			t.Errorf("a key in input mode reached the console: %s", c)
+		}
+	}
+	m = r.update(m, press("esc"))
+	_ = r.update(m, press("b"))
+	time.Sleep(100 * time.Millisecond)
+	page.mu.Lock()
+	defer page.mu.Unlock()
+	if len(page.keys) != 5 {
+		t.Errorf("a key after esc reached the page: %v", page.keys)
+	}
+}
+
+// A click on the picture clicks the matching page point; a click beside it
+// and any click outside input mode reach nothing.
+func TestPageClickMapsToThePagePoint(t *testing.T) {
+	page := newFakePage()
+	m, _, r := newPageModel(t, takenOverState(), 120, 40, page)
+	m = r.update(m, press("v"))
+	m = r.until(t, m, "the first frame", hasFrame)
+	g := m.pageGeom()
+	x0, y0, cols, rows := g.picture(m.page.frame)
+	m = r.update(m, tea.MouseClickMsg{X: x0 + cols/4, Y: y0 + rows/4, Button: tea.MouseLeft})
+	m = r.update(m, press("i"))
+	m = r.update(m, tea.MouseClickMsg{X: x0 + cols + 1, Y: y0, Button: tea.MouseLeft})
+	m = r.update(m, tea.MouseClickMsg{X: x0 + cols/4, Y: y0 + rows/4, Button: tea.MouseLeft})
+	page.until(t, "a click", func(p *fakePage) bool { return len(p.clicks) >= 1 })
+	time.Sleep(100 * time.Millisecond)
+	page.mu.Lock()
+	defer page.mu.Unlock()
+	if len(page.clicks) != 1 {
+		t.Fatalf("clicks %v, want one", page.clicks)
+	}
+	c := page.clicks[0]
+	if c[0] < 180 || c[0] > 220 || c[1] < 130 || c[1] > 170 {
+		t.Errorf("a click a quarter into the picture reached %v, want about 200,150", c)
+	}
+	if m.View().MouseMode != tea.MouseModeCellMotion {
+		t.Error("input mode does not ask the terminal for clicks")
+	}
+}
+
+// The focused action review's target box is outlined in the picture.
+func TestPageViewMarksTheTarget(t *testing.T) {
+	page := newFakePage()
+	rv := actionReview(consent.Action{Type: consent.ActionClick, Ref: "e1", Role: "button", Name: "Go", Box: &[4]float64{400, 300, 200, 150}})
+	m, _, r := newPageModel(t, withFocus(baseState(), rv), 120, 40, page)
+	m = r.update(m, press("v"))
+	m = r.until(t, m, "the first frame", hasFrame)
+	if !strings.Contains(m.View().Content, "2;255;0;200") {
+		t.Error("no mark in the picture")
+	}
+	m = r.update(m, stateChangedMsg{state: baseState()})
+	if strings.Contains(m.View().Content, "2;255;0;200") {
+		t.Error("the mark stayed after the review left")
+	}
+}
+
+// A stream that fails (Chromium relaunching) shows why and is not
+// restarted in a loop: once, then again only after pageRetry.
+func TestPageViewFailedStreamRetriesLater(t *testing.T) {
+	page := newFakePage()
+	page.fail = consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "relaunching")
+	m, _, r := newPageModel(t, baseState(), 120, 40, page)
+	m = r.update(m, press("v"))
+	m = r.until(t, m, "the error on screen", func(m Model) bool { return strings.Contains(screen(m), "relaunching") })
+	time.Sleep(300 * time.Millisecond)
+	for len(r.msgs) > 0 {
+		m = r.update(m, <-r.msgs)
+	}
+	page.mu.Lock()
+	n := len(page.started)
+	page.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d starts within 300ms of a failure, want 1", n)
+	}
+	ended := m.page.ended
+	if ended == nil {
+		t.Fatal("the failed stream is not remembered")
+	}
+	_ = r.update(m, pageRetryMsg{ps: ended})
+	page.until(t, "a second start after the retry", func(p *fakePage) bool { return len(p.started) == 2 })
+}
+
+// A conversation another operator took over stays theirs: i refuses on
+// this screen.
+func TestPageInputNotOnAnotherOperatorsTakeOver(t *testing.T) {
+	page := newFakePage()
+	s := takenOverState()
+	s.Conversations[0].PausedBy = "ana"
+	f := newFake(s)
+	m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page, Operator: consent.Operator{Name: "bob"}, Remote: true})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = r.update(m, press("tab"))
+	m = r.update(m, press("i"))
+	if !strings.Contains(screen(m), "only during a take-over") || m.page.input {
+		t.Fatalf("bob typed into ana's take-over:\n%s", screen(m))
+	}
+}
