@@ -52,6 +52,9 @@ type tab struct {
 	// sent counts main-frame requests the hook let go to the site: once it
 	// moves, a navigation that then fails may have reached the site.
 	sent uint64
+	// handle is the agent's handle on the tab (handle.go), made on first
+	// use; it ends when the tab closes.
+	handle *Handle
 }
 
 func (t *tab) info() consent.TabInfo {
@@ -277,7 +280,14 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 		close(t.lifeCh) // wakes a Navigate waiting for this tab's load
 		t.lifeCh = make(chan struct{})
 	}
+	var h *Handle
+	if t != nil {
+		h = t.handle
+	}
 	r.mu.Unlock()
+	if h != nil {
+		b.endHandles([]*Handle{h})
+	}
 	if t != nil {
 		b.gate.RemoveTab(t.id)
 	}
@@ -676,6 +686,7 @@ func (b *Browser) Tab(id consent.TabID) (consent.TabInfo, error) {
 
 // onConsentEvent runs on the engine's delivery path and must not block.
 func (b *Browser) onConsentEvent(e consent.Event) {
+	b.onHandleEvent(e)
 	if e.Kind == consent.EventTakeOver {
 		conv := e.Conversation
 		b.cancelHeld(conv)
