@@ -297,3 +297,30 @@ func (b *Browser) onHandleEvent(e consent.Event) {
 		h.expire()
 	}
 }
+
+// Page returns a rod page bound to tab's CDP session for the observe/act
+// layer (browser/dom), which speaks typed protocol calls through it. It is
+// only a client: the tab stays in this registry's hands (ownership, close,
+// the hook), and the page becomes useless once the tab closes.
+func (b *Browser) Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error) {
+	if err := b.alive(); err != nil {
+		return nil, err
+	}
+	t, err := b.reg.lookup(conv, id)
+	if err != nil {
+		return nil, err
+	}
+	b.reg.mu.Lock()
+	target := t.target
+	b.reg.mu.Unlock()
+	// rod caches the page per target. Its own session is separate from the
+	// registry's; its event goroutine ends with the deadline here or with
+	// Close, and callers set their own context per call (Page.Context).
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	p, err := b.rod().Context(cctx).PageFromTarget(target)
+	if err != nil {
+		return nil, b.opFailed("attach to the tab", err)
+	}
+	return p, nil
+}
