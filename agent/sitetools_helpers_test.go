@@ -6,7 +6,6 @@ import (
 	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/tabwarden/tabwarden/browser/fixture"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
 
 	"github.com/tabwarden/tabwarden"
 	"github.com/tabwarden/tabwarden/agent"
@@ -86,7 +87,7 @@ func startSiteServer(t *testing.T) *siteServer {
 		}
 		files.ServeHTTP(w, r)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

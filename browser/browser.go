@@ -497,12 +497,12 @@ func (b *Browser) Close() error {
 		// Closing our tabs first: once the connection drops, the Fetch
 		// domain goes with it and a held request would be let through.
 		for _, t := range b.reg.ownedTargets() {
-			ctx, cancel := b.call(nil)
+			ctx, cancel := b.call(b.ctx)
 			_, _ = proto.TargetCloseTarget{TargetID: t}.Call(c.rod.Context(ctx))
 			cancel()
 		}
 	} else {
-		ctx, cancel := b.call(nil)
+		ctx, cancel := b.call(b.ctx)
 		_ = proto.BrowserClose{}.Call(c.rod.Context(ctx))
 		cancel()
 	}

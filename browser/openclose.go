@@ -85,7 +85,7 @@ func (b *Browser) closeTarget(t *tab) {
 	b.reg.mu.Lock()
 	target := t.target
 	b.reg.mu.Unlock()
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	if _, err := (proto.TargetCloseTarget{TargetID: target}).Call(b.rod().Context(ctx)); err != nil {
 		b.log.Debug("close target", "target", string(target), "err", err)
@@ -111,10 +111,10 @@ func (b *Browser) confirmClosed(target proto.TargetTargetID) {
 			case <-b.ctx.Done():
 				return
 			}
-			ctx, cancel := b.call(nil)
+			ctx, cancel := b.call(b.ctx)
 			_, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
 			if err == nil {
-				_, err = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
+				_, _ = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
 				cancel()
 				continue
 			}
@@ -144,7 +144,7 @@ func (b *Browser) session(ctx context.Context, t *tab) (proto.TargetSessionID, e
 		// the extra one go.
 		extra := res.SessionID
 		b.spawn(func() {
-			c, cancel := b.call(nil)
+			c, cancel := b.call(b.ctx)
 			defer cancel()
 			_ = proto.TargetDetachFromTarget{SessionID: extra}.Call(b.rod().Context(c))
 		})

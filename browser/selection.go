@@ -51,7 +51,7 @@ func (b *Browser) activationWorker() {
 		if target == "" {
 			continue
 		}
-		ctx, cancel := b.call(nil)
+		ctx, cancel := b.call(b.ctx)
 		if err := (proto.TargetActivateTarget{TargetID: target}).Call(b.rod().Context(ctx)); err != nil {
 			b.log.Warn("bring tab to front", "target", string(target), "err", err)
 		}

@@ -72,7 +72,7 @@ func (b *Browser) onTargetInfo(info *proto.TargetTargetInfo, created bool) {
 		// session carries the lifecycle events that end "loading". Its
 		// first request waits in the hook for consent meanwhile.
 		b.spawn(func() {
-			ctx, cancel := b.call(nil)
+			ctx, cancel := b.call(b.ctx)
 			defer cancel()
 			if _, err := b.attach(ctx, attachPopup); err != nil {
 				b.log.Debug("attach to popup", "err", err)
@@ -93,7 +93,7 @@ func (b *Browser) closePopup(t *tab, where string) {
 	b.gate.Note(t.conv, fmt.Sprintf("closed %s opened by %s", reason, t.opener), true)
 	target := t.target
 	b.spawn(func() {
-		ctx, cancel := b.call(nil)
+		ctx, cancel := b.call(b.ctx)
 		defer cancel()
 		_, _ = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
 	})
@@ -161,7 +161,7 @@ func (b *Browser) onLifecycle(sid proto.TargetSessionID, e *proto.PageLifecycleE
 
 // refreshInfo re-reads a page target's URL and title.
 func (b *Browser) refreshInfo(target proto.TargetTargetID) {
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
 	cancel()
 	if err != nil || res.TargetInfo == nil {

@@ -145,7 +145,7 @@ func delegated(c session, id proto.PageFrameID) bool {
 		if strings.EqualFold(a[i], "allow") {
 			for _, d := range strings.Split(a[i+1], ";") {
 				if fs := strings.Fields(d); len(fs) > 0 && fs[0] == "tools" {
-					return len(fs) == 1 || !(len(fs) == 2 && fs[1] == "'none'")
+					return len(fs) == 1 || (len(fs) != 2 || fs[1] != "'none'")
 				}
 			}
 		}

@@ -119,7 +119,7 @@ func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sc
 // before their first script.
 func (s *Site) enableSession(c session) error {
 	if err := (proto.PageEnable{}).Call(c); err != nil {
-		return fmt.Errorf("Page.enable: %w", err)
+		return fmt.Errorf("enable Page: %w", err)
 	}
 	switch s.mode {
 	case ModeNative:
@@ -128,10 +128,10 @@ func (s *Site) enableSession(c session) error {
 		}
 	case ModePolyfill:
 		if err := (proto.RuntimeEnable{}).Call(c); err != nil {
-			return fmt.Errorf("Runtime.enable: %w", err)
+			return fmt.Errorf("enable Runtime: %w", err)
 		}
 		if err := (proto.NetworkEnable{}).Call(c); err != nil {
-			return fmt.Errorf("Network.enable: %w", err)
+			return fmt.Errorf("enable Network: %w", err)
 		}
 		r, err := (proto.PageAddScriptToEvaluateOnNewDocument{Source: polyfillJS, RunImmediately: true}).Call(c)
 		if err != nil {

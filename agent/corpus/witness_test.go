@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -56,7 +55,7 @@ type cfile struct {
 }
 
 func startServer(files func(caseName, side, file string) (cfile, bool), expand func(caseName, side, s string) string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -315,12 +314,4 @@ func (s *server) changes() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.changed
-}
-
-func needServer(t *testing.T, s *server, err error) *server {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("corpus server: %v", err)
-	}
-	return s
 }
