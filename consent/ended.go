@@ -36,13 +36,8 @@ type ending struct {
 	gen     uint64
 }
 
-// KeepTabs keeps the tabs of the ended conversation conv open: they stay
-// operator tabs and are never closed by the engine. Only the operator calls
-// it. ErrUnknownConversation when conv has no tabs waiting to close.
-func (e *Engine) KeepTabs(conv ConversationID) error { return e.keepTabs(conv) }
-
 // afterFunc runs f after d on the engine's timer source.
-func (e *impl) afterFunc(d time.Duration, f func()) func() bool {
+func (e *Engine) afterFunc(d time.Duration, f func()) func() bool {
 	if e.cfg.AfterFunc != nil {
 		return e.cfg.AfterFunc(d, f)
 	}
@@ -51,7 +46,7 @@ func (e *impl) afterFunc(d time.Duration, f func()) func() bool {
 
 // startGraceLocked schedules the close of tabs, which conversation c owned
 // until it ended just now.
-func (e *impl) startGraceLocked(c *conv, tabs []TabID) {
+func (e *Engine) startGraceLocked(c *conv, tabs []TabID) {
 	if len(tabs) == 0 || e.closed {
 		return
 	}
@@ -69,7 +64,7 @@ func (e *impl) startGraceLocked(c *conv, tabs []TabID) {
 }
 
 // graceOver closes what is left of an ended conversation's tabs.
-func (e *impl) graceOver(id ConversationID, gen uint64) {
+func (e *Engine) graceOver(id ConversationID, gen uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	en := e.ended[id]
@@ -87,7 +82,10 @@ func (e *impl) graceOver(id ConversationID, gen uint64) {
 		fmt.Sprintf("closing %d tab(s) of ended %s", len(tabs), en.name), false)
 }
 
-func (e *impl) keepTabs(id ConversationID) error {
+// KeepTabs keeps the tabs of the ended conversation id open: they stay
+// operator tabs and are never closed by the engine. Only the operator calls
+// it. ErrUnknownConversation when id has no tabs waiting to close.
+func (e *Engine) KeepTabs(id ConversationID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	en := e.ended[id]
@@ -104,7 +102,7 @@ func (e *impl) keepTabs(id ConversationID) error {
 }
 
 // dropEndingLocked forgets en and moves the selection off it.
-func (e *impl) dropEndingLocked(en *ending) {
+func (e *Engine) dropEndingLocked(en *ending) {
 	delete(e.ended, en.id)
 	if e.sel.Conversation == en.id {
 		next := Selection{}
@@ -117,7 +115,7 @@ func (e *impl) dropEndingLocked(en *ending) {
 
 // endingTabsLocked lists en's tabs that are still open and still the
 // operator's, in creation order.
-func (e *impl) endingTabsLocked(en *ending) []TabID {
+func (e *Engine) endingTabsLocked(en *ending) []TabID {
 	var ts []*tab
 	for id := range en.tabs {
 		if t, ok := e.tabs[id]; ok && t.info.Conversation == "" {
@@ -134,7 +132,7 @@ func (e *impl) endingTabsLocked(en *ending) []TabID {
 
 // endedTabGoneLocked takes a closed (or re-owned) tab out of every grace;
 // a grace with no tab left ends.
-func (e *impl) endedTabGoneLocked(id TabID) {
+func (e *Engine) endedTabGoneLocked(id TabID) {
 	for _, en := range e.ended {
 		if _, ok := en.tabs[id]; !ok {
 			continue
@@ -148,7 +146,7 @@ func (e *impl) endedTabGoneLocked(id TabID) {
 }
 
 // endedLocked is the snapshot of every grace, oldest conversation first.
-func (e *impl) endedLocked() []EndedConversation {
+func (e *Engine) endedLocked() []EndedConversation {
 	ens := make([]*ending, 0, len(e.ended))
 	for _, en := range e.ended {
 		ens = append(ens, en)

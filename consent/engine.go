@@ -2,6 +2,10 @@ package consent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -54,12 +58,93 @@ type Config struct {
 }
 
 // Engine is the gate engine (DESIGN §4). Safe for concurrent use.
+//
+// All engine state sits behind one mutex. Audit writes and event queueing
+// happen under it, so records and events come out in the order the state
+// changed; listener calls happen on the dispatcher, outside it.
 type Engine struct {
-	impl
+	mu     sync.Mutex
+	cfg    Config
+	eff    Profile
+	closed bool
+
+	seq uint64 // creation order of conversations, tabs and reviews
+	run string // random per engine: review ids are "r<run>-<seq>"
+	// names keeps every conversation's display name for the console's life
+	// (a few bytes each), so activity lines name a conversation that ended.
+	names   map[ConversationID]string
+	convs   map[ConversationID]*conv
+	tabs    map[TabID]*tab
+	tabOps  map[TabID]*Op
+	ops     map[*Op]struct{}
+	queue   []*review // pending, oldest first
+	focused *review
+	sel     Selection
+	info    Info
+
+	activity []Activity
+
+	subs    map[int]chan struct{}
+	nextSub int
+
+	idleCh     chan struct{}
+	idleClosed bool
+
+	disp *dispatcher
+
+	// ended holds the conversations whose tabs wait out their grace
+	// (ended.go); graceGen tells a stale grace timer from the live one.
+	ended    map[ConversationID]*ending
+	graceGen uint64
 }
 
 // New returns an Engine with cfg applied.
-func New(cfg Config) *Engine { return newEngine(cfg) }
+func New(cfg Config) *Engine {
+	if cfg.ReviewDelay <= 0 {
+		cfg.ReviewDelay = DefaultReviewDelay
+	}
+	if cfg.ReviewTimeout <= 0 {
+		cfg.ReviewTimeout = DefaultReviewTimeout
+	}
+	if cfg.OpDeadline <= 0 {
+		cfg.OpDeadline = DefaultOpDeadline
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.EndedTabGrace <= 0 {
+		cfg.EndedTabGrace = DefaultEndedTabGrace
+	}
+	e := &Engine{
+		cfg:    cfg,
+		eff:    effectiveProfile(cfg.Profile, cfg.Floor),
+		convs:  map[ConversationID]*conv{},
+		names:  map[ConversationID]string{},
+		tabs:   map[TabID]*tab{},
+		tabOps: map[TabID]*Op{},
+		ended:  map[ConversationID]*ending{},
+		ops:    map[*Op]struct{}{},
+		subs:   map[int]chan struct{}{},
+		info:   cfg.Info,
+		idleCh: make(chan struct{}),
+		disp:   newDispatcher(),
+		run:    newRunID(),
+	}
+	close(e.idleCh)
+	e.idleClosed = true
+	go e.disp.run()
+	return e
+}
+
+// newRunID is a short random prefix for this engine's review ids, so ids
+// stay unique in an audit log that several runs append to.
+func newRunID() string {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return strconv.FormatInt(time.Now().UnixNano()%0xffffff, 16)
+	}
+	return hex.EncodeToString(b[:])
+}
 
 // Close ends the engine: running ops are cancelled and pending reviews
 // resolve canceled, timers stop, events already queued are delivered and
@@ -67,128 +152,64 @@ func New(cfg Config) *Engine { return newEngine(cfg) }
 // engine outlives it. Later calls to Begin and Ask fail canceled. Close is
 // idempotent; it must not be called from a listener (it waits for the
 // dispatcher that runs listeners).
-func (e *Engine) Close() { e.close() }
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if !e.closed {
+		for _, r := range append([]*review(nil), e.queue...) {
+			e.resolveLocked(r, outcome{err: Errorf(CodeCanceled, NextNone, "console is shutting down"), decision: "canceled", by: "engine"})
+		}
+		for op := range e.ops {
+			op.cancelLocked(Errorf(CodeCanceled, NextNone, "console is shutting down"))
+		}
+		for _, en := range e.ended {
+			en.stop()
+		}
+		e.closed = true
+		e.commitLocked()
+	}
+	e.mu.Unlock()
+	e.disp.stop()
+}
+
+func (e *Engine) now() time.Time { return e.cfg.Now() }
 
 // Profile returns the effective profile (after the policy floor).
-func (e *Engine) Profile() Profile { return e.profile() }
+func (e *Engine) Profile() Profile { return e.eff }
 
-// AddConversation registers a conversation. The first conversation added
-// becomes the selection when nothing is selected.
-func (e *Engine) AddConversation(id ConversationID, name string) { e.addConversation(id, name) }
-
-// RemoveConversation ends a conversation: its running op is cancelled, its
-// pending reviews resolve canceled, its grants are dropped and its tabs
-// become operator tabs, which close after Config.EndedTabGrace unless the
-// operator keeps them (State.Ended, KeepTabs, EventCloseTabs).
-func (e *Engine) RemoveConversation(id ConversationID) { e.removeConversation(id, "") }
-
-// EndConversation is RemoveConversation for a caller that is gone, with
-// why (e.g. "agent token x revoked"): its pending reviews are withdrawn and
-// audited with the reason, and its ops fail canceled saying it.
-func (e *Engine) EndConversation(id ConversationID, why string) { e.removeConversation(id, why) }
-
-// PutTab adds or updates a tab as the browser reports it. A tab with an
-// empty Conversation is an operator tab.
-func (e *Engine) PutTab(t TabInfo) { e.putTab(t) }
-
-// RemoveTab forgets a closed tab: its navigation grants are revoked, its
-// pending reviews resolve tab_closed and a running op on it is cancelled.
-func (e *Engine) RemoveTab(id TabID) { e.removeTab(id) }
-
-// Owner returns the conversation owning tab (empty for operator tabs) and
-// whether the tab is known.
-func (e *Engine) Owner(id TabID) (ConversationID, bool) { return e.owner(id) }
-
-// Begin starts an operation of conv on tab (tab may be empty for ops that
-// create a tab or touch none). It fails with missing_session (empty conv),
-// paused (conversation taken over), tab_closed (unknown tab),
-// wrong_conversation (tab owned by another conversation or by the
-// operator) or busy (another op runs on the tab). The op's context is done
-// when its deadline passes (not counting time a shown review waits for the
-// operator), when the operator cancels it or takes over, or when ctx is done.
-func (e *Engine) Begin(ctx context.Context, conv ConversationID, tab TabID, name string) (*Op, error) {
-	return e.begin(ctx, conv, tab, name)
+// commitLocked ends every mutation: move focus, update the idle signal and
+// poke subscribers.
+func (e *Engine) commitLocked() {
+	e.refocusLocked()
+	idle := len(e.queue) == 0 && len(e.ops) == 0
+	switch {
+	case idle && !e.idleClosed:
+		close(e.idleCh)
+		e.idleClosed = true
+	case !idle && e.idleClosed:
+		e.idleCh = make(chan struct{})
+		e.idleClosed = false
+	}
+	for _, ch := range e.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
-
-// Ask gates req. It returns nil at once when a grant covers req; otherwise
-// it queues a review and blocks until the operator decides, the review times
-// out, the op (if any runs on req.Tab) ends or is revoked, or ctx is done.
-// After an approval it re-checks the engine's own state (conversation still
-// owns the tab, not paused, not cancelled) and then req.Recheck, and only
-// then records the grant and returns nil. Errors are *Error with
-// dispatched:false: user_denied, timeout, needs_attention, paused, canceled,
-// tab_closed, wrong_conversation, or the recheck's code.
-func (e *Engine) Ask(ctx context.Context, req Request) error { return e.ask(ctx, req) }
-
-// Covered reports whether a grant already covers req (no review would be shown).
-func (e *Engine) Covered(req Request) bool { return e.covered(req) }
-
-// Decide resolves the focused review. approve=false denies. It returns
-// ErrTooEarly (and reports it in the activity log and to listeners) when the
-// review has been on screen for less than the review delay, ErrNoSuchReview
-// when it is unknown or resolved, ErrNotShown when it is not on screen.
-func (e *Engine) Decide(reviewID string, approve bool) error { return e.decide(reviewID, approve) }
-
-// Select moves the operator's focus; an empty tab picks the conversation's
-// tab with the oldest pending review, else its first tab. Listeners get
-// EventSelect so the browser brings the tab to front.
-func (e *Engine) Select(conv ConversationID, tab TabID) { e.selectTab(conv, tab) }
-
-// FocusTab makes tab the selected tab if its conversation is the selected
-// one (a foreground open in the visible conversation); otherwise it does
-// nothing, so an agent can never switch the operator's visible conversation.
-func (e *Engine) FocusTab(tab TabID) { e.focusTab(tab) }
-
-// TakeOver pauses conv: its running op is cancelled (paused), its pending
-// reviews resolve paused, navigation and profile grants are revoked.
-func (e *Engine) TakeOver(conv ConversationID) error { return e.takeOver(conv) }
-
-// Resume ends a take-over. Only the operator calls it. Navigation consent is
-// asked again afterwards.
-func (e *Engine) Resume(conv ConversationID) error { return e.resume(conv) }
-
-// Cancel cancels conv's running op(s) and pending reviews (canceled) and
-// revokes the conversation's navigation grants.
-func (e *Engine) Cancel(conv ConversationID) error { return e.cancel(conv) }
-
-// Paused reports whether conv is taken over.
-func (e *Engine) Paused(conv ConversationID) bool { return e.paused(conv) }
-
-// Note appends a line to the activity log (never site content).
-func (e *Engine) Note(conv ConversationID, text string, warn bool) { e.note(conv, text, warn) }
-
-// SetInfo replaces the header information.
-func (e *Engine) SetInfo(info Info) { e.setInfo(info) }
-
-// Snapshot returns the current state for rendering.
-func (e *Engine) Snapshot() State { return e.snapshot() }
-
-// Changes returns a channel that receives a value after any state change.
-// Delivery coalesces: one pending signal stands for any number of changes;
-// read Snapshot after it. The returned func unsubscribes.
-func (e *Engine) Changes() (<-chan struct{}, func()) { return e.changes() }
-
-// Listen registers a listener for control events; events are delivered in
-// order and never dropped. The returned func unregisters.
-func (e *Engine) Listen(fn func(Event)) func() { return e.listen(fn) }
 
 // WaitIdle blocks until no review is pending and no op runs, or ctx is done.
-func (e *Engine) WaitIdle(ctx context.Context) error { return e.waitIdle(ctx) }
-
-// Op is one running operation on a tab.
-type Op struct {
-	opImpl
+func (e *Engine) WaitIdle(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		ch, idle := e.idleCh, e.idleClosed || e.closed
+		e.mu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
-
-// Context is done when the op must stop (deadline, cancel, take-over, tab close).
-func (o *Op) Context() context.Context { return o.context() }
-
-// Err returns the *Error explaining why Context is done, or nil.
-func (o *Op) Err() error { return o.err() }
-
-// BindTab attaches a tab created by this op (browser_open) so busy, take-over
-// and review-wait accounting apply to it.
-func (o *Op) BindTab(tab TabID) { o.bindTab(tab) }
-
-// End finishes the op and frees the tab.
-func (o *Op) End() { o.end() }

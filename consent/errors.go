@@ -110,17 +110,3 @@ func CodeOf(err error) Code {
 	}
 	return CodeBrowserOperationFailed
 }
-
-// Sentinel errors of the operator-facing API (Decide and friends). They are
-// not agent-visible codes.
-var (
-	// ErrTooEarly: a decision arrived before the review had been on screen
-	// for the review delay (the key-ahead guard). Nothing was decided.
-	ErrTooEarly = errors.New("key ignored: review just appeared")
-	// ErrNoSuchReview: the review is unknown or already resolved (first decision wins).
-	ErrNoSuchReview = errors.New("no such pending review")
-	// ErrNotShown: the review exists but is not the one on screen.
-	ErrNotShown = errors.New("review is not on screen")
-	// ErrUnknownConversation: no conversation with that id.
-	ErrUnknownConversation = errors.New("unknown conversation")
-)

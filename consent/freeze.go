@@ -16,25 +16,13 @@ type Freeze struct {
 	Since time.Time
 }
 
-// Freeze marks conv frozen for job: from now on Frozen fails job_unknown
-// for it until the operator calls ClearFreeze. The job itself is not
-// touched: it runs or finishes on its own. A conversation already frozen
+// Freeze marks conversation id frozen for job: from now on Frozen fails
+// job_unknown for it until the operator calls ClearFreeze. The job itself is
+// not touched: it runs or finishes on its own. A conversation already frozen
 // stays frozen for its first job (the earliest outcome the agent lost).
 // The freeze is written to the audit log and sent to listeners
 // (EventFreeze).
-func (e *Engine) Freeze(conv ConversationID, job string) error { return e.freeze(conv, job) }
-
-// ClearFreeze ends conv's freeze. Only the operator calls it (the TUI's
-// clear key), after looking at what the job did. Clearing a conversation
-// that is not frozen does nothing.
-func (e *Engine) ClearFreeze(conv ConversationID) error { return e.clearFreeze(conv) }
-
-// Frozen returns the job_unknown *Error every op of a frozen conversation
-// fails with, naming the job and the operator's clear; nil when conv is not
-// frozen (or unknown: other checks answer for an unknown conversation).
-func (e *Engine) Frozen(conv ConversationID) error { return e.frozen(conv) }
-
-func (e *impl) freeze(id ConversationID, job string) error {
+func (e *Engine) Freeze(id ConversationID, job string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -51,7 +39,10 @@ func (e *impl) freeze(id ConversationID, job string) error {
 	return nil
 }
 
-func (e *impl) clearFreeze(id ConversationID) error {
+// ClearFreeze ends conversation id's freeze. Only the operator calls it (the
+// TUI's clear key), after looking at what the job did. Clearing a
+// conversation that is not frozen does nothing.
+func (e *Engine) ClearFreeze(id ConversationID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -69,7 +60,11 @@ func (e *impl) clearFreeze(id ConversationID) error {
 	return nil
 }
 
-func (e *impl) frozen(id ConversationID) error {
+// Frozen returns the job_unknown *Error every op of a frozen conversation
+// fails with, naming the job and the operator's clear; nil when conversation
+// id is not frozen (or unknown: other checks answer for an unknown
+// conversation).
+func (e *Engine) Frozen(id ConversationID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]

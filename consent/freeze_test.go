@@ -20,7 +20,7 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 	if err := h.e.Freeze("c1", "job-a"); err != nil {
 		t.Fatal(err)
 	}
-	ce := wantCode(t, h.e.Frozen("c1"), CodeJobUnknown)
+	ce := wantCodeErr(t, h.e.Frozen("c1"), CodeJobUnknown)
 	for _, want := range []string{"job-a", "unknown", "operator", "console"} {
 		if !strings.Contains(ce.Message, want) {
 			t.Errorf("job_unknown message %q does not mention %q", ce.Message, want)

@@ -124,7 +124,8 @@ func result(t *testing.T, ch <-chan error) error {
 	}
 }
 
-func wantCode(t *testing.T, err error, code Code) *Error {
+// wantCode fails t unless err is an undispatched *Error with code.
+func wantCode(t *testing.T, err error, code Code) {
 	t.Helper()
 	var ce *Error
 	if !errors.As(err, &ce) {
@@ -136,6 +137,15 @@ func wantCode(t *testing.T, err error, code Code) *Error {
 	if ce.Dispatched {
 		t.Fatalf("%s must be dispatched:false", code)
 	}
+}
+
+// wantCodeErr is wantCode returning the *Error, for a test that looks
+// further into it.
+func wantCodeErr(t *testing.T, err error, code Code) *Error {
+	t.Helper()
+	wantCode(t, err, code)
+	var ce *Error
+	errors.As(err, &ce)
 	return ce
 }
 

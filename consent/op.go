@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// opImpl is the engine's side of a running op. Every field but the
-// immutable ones is guarded by the engine mutex.
-type opImpl struct {
-	e        *impl
+// Op is one running operation on a tab.
+type Op struct {
+	// Every field but the immutable ones is guarded by the engine mutex.
+	e        *Engine
 	conv     ConversationID
 	tab      TabID
 	name     string
@@ -33,7 +33,15 @@ type opImpl struct {
 // failure, so Err reports nil for it.
 var errEnded = errors.New("operation ended")
 
-func (e *impl) begin(ctx context.Context, id ConversationID, tabID TabID, name string) (*Op, error) {
+// Begin starts an operation of conversation id on tab tabID (tabID may be
+// empty for ops that create a tab or touch none). It fails with
+// missing_session (empty id), paused (conversation taken over), tab_closed
+// (unknown tab), wrong_conversation (tab owned by another conversation or by
+// the operator) or busy (another op runs on the tab). The op's context is
+// done when its deadline passes (not counting time a shown review waits for
+// the operator), when the operator cancels it or takes over, or when ctx is
+// done.
+func (e *Engine) Begin(ctx context.Context, id ConversationID, tabID TabID, name string) (*Op, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, _, err := e.checkOwnerLocked(id, tabID); err != nil {
@@ -44,9 +52,7 @@ func (e *impl) begin(ctx context.Context, id ConversationID, tabID TabID, name s
 			return nil, Errorf(CodeBusy, NextNone, "tab %s is running %s", tabID, cur.name)
 		}
 	}
-	op := &Op{}
-	o := &op.opImpl
-	o.e, o.conv, o.tab, o.name = e, id, tabID, name
+	o := &Op{e: e, conv: id, tab: tabID, name: name}
 	o.ctx, o.cancelFn = context.WithCancelCause(ctx)
 	o.remaining = e.cfg.OpDeadline
 	o.runClockLocked()
@@ -55,12 +61,14 @@ func (e *impl) begin(ctx context.Context, id ConversationID, tabID TabID, name s
 		e.tabOps[tabID] = o
 	}
 	e.commitLocked()
-	return op, nil
+	return o, nil
 }
 
-func (o *opImpl) context() context.Context { return o.ctx }
+// Context is done when the op must stop (deadline, cancel, take-over, tab close).
+func (o *Op) Context() context.Context { return o.ctx }
 
-func (o *opImpl) err() error {
+// Err returns the *Error explaining why Context is done, or nil.
+func (o *Op) Err() error {
 	o.e.mu.Lock()
 	defer o.e.mu.Unlock()
 	if err := o.errLocked(); err != nil {
@@ -70,7 +78,7 @@ func (o *opImpl) err() error {
 }
 
 // errLocked explains a done context; nil while it runs or after End.
-func (o *opImpl) errLocked() *Error {
+func (o *Op) errLocked() *Error {
 	if o.reason != nil {
 		return o.reason
 	}
@@ -84,14 +92,16 @@ func (o *opImpl) errLocked() *Error {
 }
 
 // whyLocked is errLocked for paths that know the op is over.
-func (o *opImpl) whyLocked() *Error {
+func (o *Op) whyLocked() *Error {
 	if err := o.errLocked(); err != nil {
 		return err
 	}
 	return Errorf(CodeCanceled, NextNone, "the operation ended")
 }
 
-func (o *opImpl) bindTab(tabID TabID) {
+// BindTab attaches tab tabID, created by this op (browser_open), so busy,
+// take-over and review-wait accounting apply to it.
+func (o *Op) BindTab(tabID TabID) {
 	e := o.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -110,13 +120,14 @@ func (o *opImpl) bindTab(tabID TabID) {
 	e.commitLocked()
 }
 
-func (o *opImpl) end() {
+// End finishes the op and frees the tab.
+func (o *Op) End() {
 	o.e.mu.Lock()
 	defer o.e.mu.Unlock()
 	o.endLocked()
 }
 
-func (o *opImpl) endLocked() {
+func (o *Op) endLocked() {
 	e := o.e
 	if o.ended {
 		return
@@ -145,7 +156,7 @@ func (o *opImpl) endLocked() {
 }
 
 // cancelLocked ends the op's context with why (the first reason wins).
-func (o *opImpl) cancelLocked(why *Error) {
+func (o *Op) cancelLocked(why *Error) {
 	o.haltLocked()
 	if o.ctx.Err() == nil && o.reason == nil {
 		o.reason = why
@@ -153,7 +164,7 @@ func (o *opImpl) cancelLocked(why *Error) {
 	o.cancelFn(why)
 }
 
-func (o *opImpl) haltLocked() {
+func (o *Op) haltLocked() {
 	o.halted = true
 	o.gen++
 	if o.timer != nil {
@@ -163,7 +174,7 @@ func (o *opImpl) haltLocked() {
 }
 
 // stopClockLocked pauses the budget while a review of the op is on screen.
-func (o *opImpl) stopClockLocked(*impl) {
+func (o *Op) stopClockLocked() {
 	o.shown++
 	if o.shown != 1 || o.halted {
 		return
@@ -177,7 +188,7 @@ func (o *opImpl) stopClockLocked(*impl) {
 }
 
 // startClockLocked resumes the budget when the op's review leaves the screen.
-func (o *opImpl) startClockLocked(*impl) {
+func (o *Op) startClockLocked() {
 	if o.shown > 0 {
 		o.shown--
 	}
@@ -186,7 +197,7 @@ func (o *opImpl) startClockLocked(*impl) {
 	}
 }
 
-func (o *opImpl) runClockLocked() {
+func (o *Op) runClockLocked() {
 	o.since = time.Now()
 	o.gen++
 	gen := o.gen
@@ -195,7 +206,7 @@ func (o *opImpl) runClockLocked() {
 
 // expire runs when the budget is spent. A review of the op still queued
 // behind an invisible tab means the operator never saw it: needs_attention.
-func (o *opImpl) expire(gen uint64) {
+func (o *Op) expire(gen uint64) {
 	e := o.e
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,6 +1,7 @@
 package consent
 
 import (
+	"errors"
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -37,30 +38,22 @@ type Decision struct {
 	SeenAt time.Time
 }
 
-// DecideAs resolves the focused review on behalf of d.By, with the
-// key-ahead guard counted per screen (d.SeenAt). The first decision wins:
-// a later one gets ErrNoSuchReview. Errors are Decide's.
-func (e *Engine) DecideAs(d Decision) error { return e.decideAs(d) }
-
-// TakeOverAs is TakeOver by op; every screen shows who took over
-// (ConversationState.PausedBy).
-func (e *Engine) TakeOverAs(conv ConversationID, op Operator) error { return e.takeOverAs(conv, op) }
-
-// ResumeAs is Resume by op. A resume by another operator than the one who
-// took over is allowed (the screen asks for an explicit second `r`) and
-// audited as such: its record's Note names the operator who took over.
-func (e *Engine) ResumeAs(conv ConversationID, op Operator) error { return e.resumeAs(conv, op) }
-
-func (e *impl) decide(id string, approve bool) error {
-	return e.decideAs(Decision{Review: id, Approve: approve, By: LocalOperator})
-}
-
-func (e *impl) takeOver(id ConversationID) error { return e.takeOverAs(id, LocalOperator) }
-
-func (e *impl) resume(id ConversationID) error { return e.resumeAs(id, LocalOperator) }
-
 func withOperator(rec audit.Record, op Operator) audit.Record {
 	rec.Operator = op.Name
 	rec.KeyFingerprint = op.Fingerprint
 	return rec
 }
+
+// Sentinel errors of the operator-facing API (Decide and friends). They are
+// not agent-visible codes.
+var (
+	// ErrTooEarly: a decision arrived before the review had been on screen
+	// for the review delay (the key-ahead guard). Nothing was decided.
+	ErrTooEarly = errors.New("key ignored: review just appeared")
+	// ErrNoSuchReview: the review is unknown or already resolved (first decision wins).
+	ErrNoSuchReview = errors.New("no such pending review")
+	// ErrNotShown: the review exists but is not the one on screen.
+	ErrNotShown = errors.New("review is not on screen")
+	// ErrUnknownConversation: no conversation with that id.
+	ErrUnknownConversation = errors.New("unknown conversation")
+)

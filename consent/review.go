@@ -20,7 +20,7 @@ type review struct {
 	origin     string // canonical
 	conv       *conv
 	tab        *tab
-	op         *opImpl // op running on the tab when asked; nil for hook-held requests
+	op         *Op // op running on the tab when asked; nil for hook-held requests
 	convEpoch  uint64
 	tabEpoch   uint64
 	focused    bool
@@ -71,7 +71,7 @@ func (r *review) copyOut() Review {
 
 // checkOwnerLocked is the ownership check shared by Begin, Ask and the
 // post-approval re-check.
-func (e *impl) checkOwnerLocked(id ConversationID, tabID TabID) (*conv, *tab, *Error) {
+func (e *Engine) checkOwnerLocked(id ConversationID, tabID TabID) (*conv, *tab, *Error) {
 	if e.closed {
 		return nil, nil, Errorf(CodeCanceled, NextNone, "console is shutting down")
 	}
@@ -98,7 +98,8 @@ func (e *impl) checkOwnerLocked(id ConversationID, tabID TabID) (*conv, *tab, *E
 	return c, t, nil
 }
 
-func (e *impl) covered(req Request) bool {
+// Covered reports whether a grant already covers req (no review would be shown).
+func (e *Engine) Covered(req Request) bool {
 	origin, err := canonOrigin(req.Origin)
 	if err != nil {
 		return false
@@ -114,7 +115,7 @@ func (e *impl) covered(req Request) bool {
 
 // shownKind is the panel the effective profile shows for req given the
 // conversation's grants.
-func (e *impl) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
+func (e *Engine) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
 	switch e.eff {
 	case ProfileThread:
 		if !g.thread && (base == KindNavigation || base == KindRead || (base == KindAction && isScroll(req))) {
@@ -128,7 +129,15 @@ func (e *impl) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
 	return base
 }
 
-func (e *impl) ask(ctx context.Context, req Request) error {
+// Ask gates req. It returns nil at once when a grant covers req; otherwise
+// it queues a review and blocks until the operator decides, the review times
+// out, the op (if any runs on req.Tab) ends or is revoked, or ctx is done.
+// After an approval it re-checks the engine's own state (conversation still
+// owns the tab, not paused, not cancelled) and then req.Recheck, and only
+// then records the grant and returns nil. Errors are *Error with
+// dispatched:false: user_denied, timeout, needs_attention, paused, canceled,
+// tab_closed, wrong_conversation, or the recheck's code.
+func (e *Engine) Ask(ctx context.Context, req Request) error {
 	base, kerr := baseKind(req)
 	if kerr != nil {
 		return kerr
@@ -215,7 +224,7 @@ func (e *impl) ask(ctx context.Context, req Request) error {
 	return nil
 }
 
-func (e *impl) newReviewLocked(req Request, base ReviewKind, origin string, c *conv, t *tab) *review {
+func (e *Engine) newReviewLocked(req Request, base ReviewKind, origin string, c *conv, t *tab) *review {
 	kind := e.shownKind(base, req, &c.grants)
 	title, label, consequence := panelText(kind, req)
 	if req.Consequence != "" && kind != KindThread && kind != KindSession {
@@ -293,7 +302,7 @@ func describeKind(kind ReviewKind, req Request) string {
 }
 
 // recheckLocked is the engine half of the post-approval re-check.
-func (e *impl) recheckLocked(ctx context.Context, r *review) *Error {
+func (e *Engine) recheckLocked(ctx context.Context, r *review) *Error {
 	c, t, err := e.checkOwnerLocked(r.Conversation, r.Tab)
 	if err != nil {
 		return err
@@ -315,7 +324,7 @@ func (e *impl) recheckLocked(ctx context.Context, r *review) *Error {
 
 // grantLocked records what an approved review allows, then approves the
 // pending reviews of the conversation the new grant now covers.
-func (e *impl) grantLocked(r *review) {
+func (e *Engine) grantLocked(r *review) {
 	g := &r.conv.grants
 	switch r.Kind {
 	case KindNavigation:
@@ -336,7 +345,18 @@ func (e *impl) grantLocked(r *review) {
 	}
 }
 
-func (e *impl) decideAs(d Decision) error {
+// Decide resolves the focused review. approve=false denies. It returns
+// ErrTooEarly (and reports it in the activity log and to listeners) when the
+// review has been on screen for less than the review delay, ErrNoSuchReview
+// when it is unknown or resolved, ErrNotShown when it is not on screen.
+func (e *Engine) Decide(reviewID string, approve bool) error {
+	return e.DecideAs(Decision{Review: reviewID, Approve: approve, By: LocalOperator})
+}
+
+// DecideAs resolves the focused review on behalf of d.By, with the
+// key-ahead guard counted per screen (d.SeenAt). The first decision wins:
+// a later one gets ErrNoSuchReview. Errors are Decide's.
+func (e *Engine) DecideAs(d Decision) error {
 	id, approve, op := d.Review, d.Approve, d.By.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -380,7 +400,7 @@ func (e *impl) decideAs(d Decision) error {
 // resolveLocked settles r exactly once: the decision is audited before the
 // waiting Ask can see it, and an approval whose record cannot be written
 // fails closed.
-func (e *impl) resolveLocked(r *review, out outcome) {
+func (e *Engine) resolveLocked(r *review, out outcome) {
 	if r.resolved {
 		return
 	}
@@ -403,7 +423,7 @@ func (e *impl) resolveLocked(r *review, out outcome) {
 	if out.err != nil {
 		rec.Code = string(out.err.Code)
 	}
-	if err := e.auditLocked(rec); err != nil && out.approved {
+	if err := e.writeAuditLocked(rec); err != nil && out.approved {
 		out = outcome{err: &Error{Code: CodeBrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by, op: out.op}
 	}
 	r.resolved = true
@@ -429,7 +449,7 @@ func (e *impl) resolveLocked(r *review, out outcome) {
 }
 
 // recordLocked builds an audit record for r: sizes and digests only.
-func (e *impl) recordLocked(kind audit.Kind, r *review) audit.Record {
+func (e *Engine) recordLocked(kind audit.Kind, r *review) audit.Record {
 	rec := audit.Record{
 		Kind:         kind,
 		Conversation: string(r.Conversation),
@@ -471,7 +491,7 @@ func digest(s string) string {
 
 // refocusLocked puts the oldest pending review of the visible tab on
 // screen and sends any other one back to the queue.
-func (e *impl) refocusLocked() {
+func (e *Engine) refocusLocked() {
 	var want *review
 	for _, r := range e.queue {
 		if e.visibleLocked(e.tabs[r.Tab]) && e.tabs[r.Tab] == r.tab {
@@ -495,7 +515,7 @@ func (e *impl) refocusLocked() {
 	want.realShown = time.Now()
 	want.Deadline = want.ShownAt.Add(e.cfg.ReviewTimeout)
 	if want.op != nil {
-		want.op.stopClockLocked(e)
+		want.op.stopClockLocked()
 	}
 	e.armLocked(want)
 	e.auditLocked(e.recordLocked(audit.KindReviewShown, want))
@@ -503,7 +523,7 @@ func (e *impl) refocusLocked() {
 	e.emitLocked(Event{Kind: EventReviewShown, Conversation: want.Conversation, Tab: want.Tab, Review: &cp})
 }
 
-func (e *impl) unfocusLocked(r *review) {
+func (e *Engine) unfocusLocked(r *review) {
 	r.focused = false
 	r.ShownAt = time.Time{}
 	r.Deadline = time.Time{}
@@ -512,11 +532,11 @@ func (e *impl) unfocusLocked(r *review) {
 		e.focused = nil
 	}
 	if r.op != nil {
-		r.op.startClockLocked(e)
+		r.op.startClockLocked()
 	}
 }
 
-func (e *impl) stopTimerLocked(r *review) {
+func (e *Engine) stopTimerLocked(r *review) {
 	r.timerGen++
 	if r.timer != nil {
 		r.timer.Stop()
@@ -528,7 +548,7 @@ func (e *impl) stopTimerLocked(r *review) {
 // out after ReviewTimeout; a queued review with an op is bounded by the
 // op's budget instead; a queued review without one (a request held by the
 // hook) needs attention after ReviewTimeout.
-func (e *impl) armLocked(r *review) {
+func (e *Engine) armLocked(r *review) {
 	if r == nil || r.resolved {
 		return
 	}
@@ -573,7 +593,7 @@ func causeSuffix(ctx context.Context) string {
 
 // queueDeadlineLocked is when queued review r gives up unless shown (the
 // timers armLocked and the op's budget clock set), on the engine's clock.
-func (e *impl) queueDeadlineLocked(r *review) time.Time {
+func (e *Engine) queueDeadlineLocked(r *review) time.Time {
 	var left time.Duration
 	switch o := r.op; {
 	case r.focused || r.resolved:

@@ -255,7 +255,7 @@ func TestHeldRequestWithoutOpNeedsAttention(t *testing.T) {
 	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	// A popup's first request, held by the hook: no op on t2, t2 not visible.
 	ch := ask(h.e, context.Background(), nav("c1", "t2", "https://popup.test"))
-	ce := wantCode(t, result(t, ch), CodeNeedsAttention)
+	ce := wantCodeErr(t, result(t, ch), CodeNeedsAttention)
 	if ce.Next != NextReview {
 		t.Fatalf("next %q", ce.Next)
 	}
@@ -300,7 +300,7 @@ func TestOpDeadlineCountsQueuedWait(t *testing.T) {
 	}
 	defer op.End()
 	ch := ask(h.e, op.Context(), nav("c1", "t2", "https://a.test"))
-	ce := wantCode(t, result(t, ch), CodeNeedsAttention)
+	ce := wantCodeErr(t, result(t, ch), CodeNeedsAttention)
 	if ce.Next != NextReview {
 		t.Fatalf("next %q", ce.Next)
 	}
@@ -371,12 +371,12 @@ func TestTakeOverRevokesAndPauses(t *testing.T) {
 	if err := e.TakeOver("c1"); err != nil {
 		t.Fatal(err)
 	}
-	ce := wantCode(t, result(t, ch), CodePaused)
+	ce := wantCodeErr(t, result(t, ch), CodePaused)
 	if ce.Next != NextUserResume {
 		t.Fatalf("next %q", ce.Next)
 	}
 	<-op.Context().Done()
-	if ce := wantCode(t, op.Err(), CodePaused); ce.Next != NextUserResume {
+	if ce := wantCodeErr(t, op.Err(), CodePaused); ce.Next != NextUserResume {
 		t.Fatalf("op next %q", ce.Next)
 	}
 	if !e.Paused("c1") || e.Paused("c2") {
@@ -537,7 +537,7 @@ func TestRecheckFailureGrantsNothing(t *testing.T) {
 	h := newHarness(t, Config{}).std()
 	req := nav("c1", "t1", "https://a.test")
 	req.Recheck = func() error { return errors.New("url moved") }
-	ce := wantCode(t, h.approveAsk(req), CodePageChanged)
+	ce := wantCodeErr(t, h.approveAsk(req), CodePageChanged)
 	if ce.Next != NextObserveBeforeRetry {
 		t.Fatalf("next %q", ce.Next)
 	}
@@ -545,7 +545,7 @@ func TestRecheckFailureGrantsNothing(t *testing.T) {
 		t.Fatal("failed recheck must not grant")
 	}
 	req.Recheck = func() error { return &Error{Code: CodeStaleObservation, Next: NextObserve, Dispatched: true} }
-	ce = wantCode(t, h.approveAsk(req), CodeStaleObservation)
+	ce = wantCodeErr(t, h.approveAsk(req), CodeStaleObservation)
 	if ce.Next != NextObserve {
 		t.Fatalf("recheck's next must be kept: %q", ce.Next)
 	}

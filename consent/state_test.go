@@ -105,8 +105,8 @@ func TestWaitIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-idle:
-		t.Fatal("not idle while the op runs")
+	case err := <-idle:
+		t.Fatalf("not idle while the op runs (WaitIdle returned %v)", err)
 	default:
 	}
 	op.End()

@@ -33,7 +33,7 @@ func TestGoneCallerWithdrawsWithReason(t *testing.T) {
 			ch := ask(h.e, askCtx, nav("c1", "t1", "https://a.test"))
 			r := h.focused("t1")
 			cancel(gone)
-			ce := wantCode(t, result(t, ch), CodeCanceled)
+			ce := wantCodeErr(t, result(t, ch), CodeCanceled)
 			if !strings.Contains(ce.Message, gone.Error()) {
 				t.Errorf("error %q does not say why", ce.Message)
 			}
@@ -72,7 +72,7 @@ func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
 	cancel(gone)
 	op.endLocked()
 	h.e.mu.Unlock()
-	result(t, ch)
+	wantCode(t, result(t, ch), CodeCanceled)
 	recs := records(h.mem, audit.KindDecision)
 	if len(recs) != 1 || recs[0].Review != r.ID || recs[0].Decision != "canceled" || !strings.Contains(recs[0].Note, gone.Error()) {
 		t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)

@@ -15,8 +15,9 @@ import (
 // is not an exact http(s) origin (DESIGN §8 wording).
 const MsgInvalidOrigin = "Use an HTTP or HTTPS site without a path, credentials, or query."
 
-// ErrInvalidOrigin is returned by NormalizeOrigin; its text is MsgInvalidOrigin.
-var ErrInvalidOrigin = errors.New(MsgInvalidOrigin)
+// ErrInvalidOrigin is returned by NormalizeOrigin. An operator is shown
+// MsgInvalidOrigin for it.
+var ErrInvalidOrigin = errors.New("invalid origin: use an HTTP or HTTPS site without a path, credentials, or query")
 
 // hostProfile follows the WHATWG URL "domain to ASCII" settings Chromium
 // uses, so an IDN entry and the URL the browser reports agree byte for byte:
@@ -92,12 +93,19 @@ func originOf(u *url.URL) (string, bool) {
 		if err != nil || n < 1 || n > 65535 {
 			return "", false
 		}
-		if !(u.Scheme == "http" && n == 80) && !(u.Scheme == "https" && n == 443) {
+		defaultPort := u.Scheme == "http" && n == 80 || u.Scheme == "https" && n == 443
+		if !defaultPort {
 			b.WriteByte(':')
 			b.WriteString(strconv.Itoa(n))
 		}
 	}
 	return b.String(), true
+}
+
+// hostByte reports whether c may appear in a host's ASCII form: a lowercase
+// letter, a digit, "-", "_" or ".".
+func hostByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
 // canonicalHost returns the host as a browser serializes it, or false when it
@@ -129,8 +137,7 @@ func canonicalHost(h string) (string, bool) {
 	// After mapping, only LDH, "_" and dots may remain: anything else (a
 	// fullwidth colon mapped to ":", say) would re-parse as something else.
 	for i := 0; i < len(ascii); i++ {
-		c := ascii[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		if !hostByte(ascii[i]) {
 			return "", false
 		}
 	}

@@ -37,7 +37,9 @@ func TestMemory(t *testing.T) {
 
 func TestMemoryWaitFor(t *testing.T) {
 	var m Memory
-	m.Write(Record{Kind: KindReviewShown})
+	if err := m.Write(Record{Kind: KindReviewShown}); err != nil {
+		t.Fatal(err)
+	}
 	isDecision := func(r Record) bool { return r.Kind == KindDecision }
 
 	// Already written records count.
@@ -53,8 +55,12 @@ func TestMemoryWaitFor(t *testing.T) {
 		}
 		done <- r
 	}()
-	m.Write(Record{Kind: KindTakeOver})
-	m.Write(Record{Kind: KindDecision, Review: "r9"})
+	if err := m.Write(Record{Kind: KindTakeOver}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(Record{Kind: KindDecision, Review: "r9"}); err != nil {
+		t.Fatal(err)
+	}
 	if r := <-done; r.Review != "r9" {
 		t.Fatalf("WaitFor = %+v", r)
 	}

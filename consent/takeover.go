@@ -1,0 +1,105 @@
+package consent
+
+import "github.com/tabwarden/tabwarden/consent/audit"
+
+// TakeOver pauses conversation id: its running op is cancelled (paused),
+// its pending reviews resolve paused, navigation and profile grants are
+// revoked.
+func (e *Engine) TakeOver(id ConversationID) error { return e.TakeOverAs(id, LocalOperator) }
+
+// TakeOverAs is TakeOver by op; every screen shows who took over
+// (ConversationState.PausedBy).
+func (e *Engine) TakeOverAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok {
+		return ErrUnknownConversation
+	}
+	c.paused = true
+	c.pausedBy = op
+	c.epoch++
+	why := Errorf(CodePaused, NextUserResume, "the operator took over this conversation")
+	e.cancelOpsLocked(id, why)
+	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: "operator", op: op})
+	c.grants.nav = map[navKey]struct{}{}
+	c.grants.thread = false
+	c.grants.session = false
+	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, withOperator(audit.Record{Kind: audit.KindTakeOver, By: "operator"}, op),
+		"take-over by "+op.Name+": "+c.name+" paused; navigation consent revoked", true)
+	return nil
+}
+
+// Resume ends a take-over. Only the operator calls it. Navigation consent is
+// asked again afterwards.
+func (e *Engine) Resume(id ConversationID) error { return e.ResumeAs(id, LocalOperator) }
+
+// ResumeAs is Resume by op. A resume by another operator than the one who
+// took over is allowed (the screen asks for an explicit second `r`) and
+// audited as such: its record's Note names the operator who took over.
+func (e *Engine) ResumeAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok {
+		return ErrUnknownConversation
+	}
+	if !c.paused {
+		return nil
+	}
+	c.paused = false
+	rec := withOperator(audit.Record{Kind: audit.KindResume, By: "operator"}, op)
+	line := "resumed by " + op.Name + ": " + c.name + "; navigation asks again"
+	if taker := c.pausedBy; taker != op {
+		rec.Note = "taken over by " + taker.Name
+		line = "resumed by " + op.Name + " (taken over by " + taker.Name + "): " + c.name + "; navigation asks again"
+	}
+	c.pausedBy = Operator{}
+	e.announceLocked(Event{Kind: EventResume, Conversation: id}, rec, line, false)
+	return nil
+}
+
+// Cancel cancels conversation id's running op(s) and pending reviews
+// (canceled) and revokes the conversation's navigation grants.
+func (e *Engine) Cancel(id ConversationID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok {
+		return ErrUnknownConversation
+	}
+	c.epoch++
+	why := Errorf(CodeCanceled, NextNone, "the operator cancelled the operation")
+	e.cancelOpsLocked(id, why)
+	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator"})
+	c.grants.nav = map[navKey]struct{}{}
+	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, audit.Record{Kind: audit.KindCancel, By: "operator"},
+		"cancelled: "+c.name+"; navigation consent revoked", true)
+	return nil
+}
+
+// Paused reports whether conversation id is taken over.
+func (e *Engine) Paused(id ConversationID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	return ok && c.paused
+}
+
+func (e *Engine) cancelOpsLocked(id ConversationID, why *Error) {
+	for op := range e.ops {
+		if op.conv == id {
+			op.cancelLocked(why)
+		}
+	}
+}
+
+func (e *Engine) resolveConvLocked(id ConversationID, out outcome) {
+	for _, r := range append([]*review(nil), e.queue...) {
+		if r.Conversation == id {
+			e.resolveLocked(r, out)
+		}
+	}
+}
