@@ -189,3 +189,42 @@ func EmulateViewport(ctx context.Context, b *browser.Browser, conv consent.Conve
 	}
 	return func() { _ = proto.EmulationClearDeviceMetricsOverride{}.Call(page) }, nil
 }
+
+// World is an isolated world of a test's own on a console tab: probes
+// that time the page's share of an observation evaluate in it.
+type World struct {
+	page *rod.Page
+	id   proto.RuntimeExecutionContextID
+}
+
+// NewWorld creates the isolated world name in tab's main frame; ctx
+// bounds every later call too.
+func NewWorld(ctx context.Context, b *browser.Browser, conv consent.ConversationID, tab consent.TabID, name string) (*World, error) {
+	page, err := b.Page(ctx, conv, tab)
+	if err != nil {
+		return nil, err
+	}
+	p := page.Context(ctx)
+	tree, err := proto.PageGetFrameTree{}.Call(p)
+	if err != nil {
+		return nil, err
+	}
+	w, err := proto.PageCreateIsolatedWorld{FrameID: tree.FrameTree.Frame.ID, WorldName: name}.Call(p)
+	if err != nil {
+		return nil, err
+	}
+	return &World{page: p, id: w.ExecutionContextID}, nil
+}
+
+// Eval evaluates expr in the world and returns its value as a string; an
+// exception is an error.
+func (w *World) Eval(expr string) (string, error) {
+	res, err := proto.RuntimeEvaluate{Expression: expr, ContextID: w.id, ReturnByValue: true, Silent: true}.Call(w.page)
+	if err != nil {
+		return "", err
+	}
+	if res.ExceptionDetails != nil {
+		return "", fmt.Errorf("probe: %s", res.ExceptionDetails.Text)
+	}
+	return res.Result.Value.Str(), nil
+}

@@ -31,13 +31,13 @@ func TestClickChecks(t *testing.T) {
 	// A modal over the target: found at dispatch, after the scroll, with
 	// nothing dispatched and nothing reaching the page.
 	_, err := act(t, tab, o.ID, Action{Type: "click", Ref: find(t, o, "button", "Covered by modal").Ref})
-	ce := wantCode(t, err, consent.CodeElementObscured)
+	ce := codeErr(t, err, consent.CodeElementObscured)
 	if ce.Dispatched || !strings.Contains(ce.Message, "overlay") {
 		t.Fatalf("obscured error %+v", ce)
 	}
 	o = observe(t, tab, ObserveRequest{})
 	_, err = act(t, tab, o.ID, Action{Type: "click", Ref: find(t, o, "button", "Stuck above").Ref})
-	if ce := wantCode(t, err, consent.CodeElementOutsideViewport); ce.Dispatched {
+	if ce := codeErr(t, err, consent.CodeElementOutsideViewport); ce.Dispatched {
 		t.Fatalf("%+v", ce)
 	}
 	st.none(t)
@@ -117,7 +117,7 @@ func TestClickByPoint(t *testing.T) {
 	mustAct(t, tab, o2.ID, Action{Type: "fill", Ref: q.Ref, Text: "WWWWWWWW"})
 	qx, qy := float64(q.Bounds.X+q.Bounds.W/2), float64(q.Bounds.Y+q.Bounds.H/2)
 	_, err = act(t, tab, old.ID, Action{Type: "click", X: f(qx), Y: f(qy)})
-	if ce := wantCode(t, err, consent.CodePageChanged); ce.Dispatched {
+	if ce := codeErr(t, err, consent.CodePageChanged); ce.Dispatched {
 		t.Fatalf("%+v", ce)
 	}
 
@@ -253,7 +253,7 @@ func TestFailureAfterDispatchIsUncertain(t *testing.T) {
 	// input's CDP call fail.
 	tab.beforeInput = func() { _ = page.Close() }
 	_, err = p.Dispatch(testCtx(t))
-	ce := wantCode(t, err, consent.CodeBrowserOperationFailed)
+	ce := codeErr(t, err, consent.CodeBrowserOperationFailed)
 	if !ce.Dispatched || !ce.MayHaveChangedState || ce.Next != consent.NextObserveBeforeRetry {
 		t.Fatalf("uncertain failure %+v", ce)
 	}

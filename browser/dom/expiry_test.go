@@ -26,7 +26,7 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func wantStale(t *testing.T, err error, why string) {
 	t.Helper()
-	ce := wantCode(t, err, consent.CodeStaleObservation)
+	ce := codeErr(t, err, consent.CodeStaleObservation)
 	if !strings.Contains(ce.Message, why) {
 		t.Fatalf("stale for the wrong reason: %q, want %q", ce.Message, why)
 	}

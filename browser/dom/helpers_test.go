@@ -134,7 +134,7 @@ func mustAct(t testing.TB, tab *Tab, obsID string, a Action) {
 	}
 }
 
-func wantCode(t testing.TB, err error, code consent.Code) *consent.Error {
+func wantCode(t testing.TB, err error, code consent.Code) {
 	t.Helper()
 	var ce *consent.Error
 	if !errors.As(err, &ce) {
@@ -143,6 +143,14 @@ func wantCode(t testing.TB, err error, code consent.Code) *consent.Error {
 	if ce.Code != code {
 		t.Fatalf("want %s, got %s (%s)", code, ce.Code, ce.Message)
 	}
+}
+
+// codeErr is wantCode that returns the error for further checks.
+func codeErr(t testing.TB, err error, code consent.Code) *consent.Error {
+	t.Helper()
+	wantCode(t, err, code)
+	var ce *consent.Error
+	errors.As(err, &ce)
 	return ce
 }
 

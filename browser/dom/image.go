@@ -79,5 +79,5 @@ func pixelEqual(a, b image.Image, ax, ay, bx, by int) bool {
 	r2, g2, b2, _ := b.At(bx, by).RGBA()
 	const tol = 8 << 8
 	d := func(u, v uint32) bool { return u > v+tol || v > u+tol }
-	return !(d(r1, r2) || d(g1, g2) || d(b1, b2))
+	return !d(r1, r2) && !d(g1, g2) && !d(b1, b2)
 }

@@ -288,7 +288,7 @@ func TestPageScriptsCannotSeeUs(t *testing.T) {
 	mustAct(t, tab, o.ID, Action{Type: "fill", Ref: find(t, o, "textbox", "Name").Ref, Text: "Ada"})
 	o = observe(t, tab, ObserveRequest{})
 	mustAct(t, tab, o.ID, Action{Type: "select", Ref: find(t, o, "combobox", "").Ref, Label: "two"})
-	o = observe(t, tab, ObserveRequest{Since: o.ID})
+	observe(t, tab, ObserveRequest{Since: o.ID})
 	o = observe(t, tab, ObserveRequest{})
 	if _, err := tab.Verify(testCtx(t), ElementVisible, `button "Shadowed"`); err != nil {
 		t.Fatal(err)

@@ -107,8 +107,6 @@ func (t *Tab) call(ctx context.Context) (*rod.Page, context.CancelFunc) {
 	return t.page.Context(c), cancel
 }
 
-var errNoContext = errors.New("isolated world context is gone")
-
 // worldID returns the isolated world's execution context, creating it for
 // the current document when needed.
 func (t *Tab) worldID(ctx context.Context) (proto.RuntimeExecutionContextID, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tabwarden/tabwarden/consent"
@@ -175,4 +176,21 @@ func FuzzSiteText(f *testing.F) {
 			t.Fatalf("siteText(%q) kept a line break", s)
 		}
 	})
+}
+
+// runeSlice and utf16Len must agree with the conversions they replace.
+func TestRuneSliceAndUTF16Len(t *testing.T) {
+	for _, s := range []string{"", "abc", "héllo wörld", "a😀b\nc", "日本語のテキスト", "😀😀"} {
+		rs := []rune(s)
+		if got, want := utf16Len(s), len(utf16.Encode(rs)); got != want {
+			t.Errorf("utf16Len(%q) = %d, want %d", s, got, want)
+		}
+		for from := 0; from < len(rs); from++ {
+			for to := from + 1; to <= len(rs); to++ {
+				if got, want := runeSlice(s, from, to), string(rs[from:to]); got != want {
+					t.Errorf("runeSlice(%q, %d, %d) = %q, want %q", s, from, to, got, want)
+				}
+			}
+		}
+	}
 }

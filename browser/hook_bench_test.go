@@ -1,0 +1,218 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/fixture"
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// BenchmarkHookCost measures the request hook against the two floors of
+// issue 12 item 7, from one run, on three Chromiums with the same flags
+// (navigation already granted, no managed policy):
+//
+//   - off: a plain rod connection, no Fetch domain;
+//   - floor: a plain rod connection with a browser-level Fetch.enable of
+//     the hook's own patterns whose every paused request is continued at
+//     once, with no tabwarden logic — Chromium's bare Fetch floor;
+//   - hook: a Browser (the hook of hook.go) whose gate, like the engine,
+//     says a grant covers the page, so its document is not parked.
+//
+// Two pages: bench.html of the fixture (200 same-origin images served at
+// once) and slow.html of a local server whose 200 images each take 20 ms
+// to serve. Reported, as medians per load: fast-hook beside fast-floor
+// (target ratio ≤ 1.05) and slow-hook beside slow-off (target ≤ 1.10);
+// the other pairings are printed too. Loads of one iteration alternate
+// modes so machine load falls on all alike. Use -benchtime 10x or more.
+func BenchmarkHookCost(b *testing.B) {
+	if _, err := FindChromium(""); err != nil {
+		b.Skipf("no Chromium: %v", err)
+	}
+	srv, err := fixture.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	slow := newSlowSite(b, 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+
+	pages := map[string]*rod.Page{}
+	{ // hook
+		g := &coveringGate{newFakeGate()}
+		br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "hook"), Gate: g})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer br.Close()
+		tab, err := br.NewTab(ctx, conv, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.mu.Lock()
+		g.grants[string(tab)+" "+srv.URL] = true
+		g.grants[string(tab)+" "+slow.URL] = true
+		g.mu.Unlock()
+		if pages["hook"], err = br.Page(ctx, conv, tab); err != nil {
+			b.Fatal(err)
+		}
+		// The floor enables exactly what the hook enables.
+		floorPatterns := br.hookPatterns()
+		plain := func(name string, fetch bool) {
+			opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name)}
+			proc, wsURL, err := launchChromium(ctx, &opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { proc.stop(closeGrace) })
+			// The same page setup as the hook's Browser: no emulated device.
+			r := rod.New().Context(ctx).ControlURL(wsURL).NoDefaultDevice()
+			if err := r.Connect(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = r.Close() })
+			if fetch {
+				go r.EachEvent(func(e *proto.FetchRequestPaused) {
+					go func() { _ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(r) }()
+				})()
+				if err := floorPatterns.Call(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if pages[name], err = r.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		plain("off", false)
+		plain("floor", true)
+	}
+
+	load := func(mode, u string) time.Duration {
+		p := pages[mode].Context(ctx)
+		start := time.Now()
+		wait := p.WaitNavigation(proto.PageLifecycleEventNameLoad)
+		if err := p.Navigate(u); err != nil {
+			b.Fatal(err)
+		}
+		wait()
+		return time.Since(start)
+	}
+	modes := []string{"off", "floor", "hook"}
+	sites := map[string]string{"fast": srv.URL + "/bench.html", "slow": slow.URL + "/slow.html"}
+	url := func(site, mode, run string) string {
+		return fmt.Sprintf("%s?n=200&run=%s-%s", sites[site], mode, run)
+	}
+	for _, m := range modes { // first-load costs: renderer spawn, cache setup
+		load(m, url("fast", m, "warm"))
+		load(m, url("slow", m, "warm"))
+	}
+	took := map[string][]time.Duration{}
+	i := 0
+	for ; b.Loop(); i++ {
+		for k := range modes {
+			m := modes[(i+k)%len(modes)]
+			for _, s := range []string{"fast", "slow"} {
+				took[s+"-"+m] = append(took[s+"-"+m], load(m, url(s, m, fmt.Sprint(i))))
+			}
+		}
+	}
+	b.StopTimer()
+	ms := func(k string) float64 {
+		s := slices.Clone(took[k])
+		slices.Sort(s)
+		return float64(s[len(s)/2].Microseconds()) / 1000
+	}
+	for _, s := range []string{"fast", "slow"} {
+		for _, m := range modes {
+			b.ReportMetric(ms(s+"-"+m), "ms/"+s+"-"+m)
+		}
+	}
+	b.ReportMetric(ms("fast-hook")/ms("fast-floor"), "fast-hook/floor")
+	b.ReportMetric(ms("fast-hook")/ms("fast-off"), "fast-hook/off")
+	b.ReportMetric(ms("slow-hook")/ms("slow-off"), "slow-hook/off")
+	b.ReportMetric(ms("slow-hook")/ms("slow-floor"), "slow-hook/floor")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d iterations; medians (ms): fast hook %.1f floor %.1f off %.1f, hook/floor %.3f (target ≤ 1.05); slow hook %.1f off %.1f floor %.1f, hook/off %.3f (target ≤ 1.10)",
+		i, ms("fast-hook"), ms("fast-floor"), ms("fast-off"), ms("fast-hook")/ms("fast-floor"),
+		ms("slow-hook"), ms("slow-off"), ms("slow-floor"), ms("slow-hook")/ms("slow-off"))
+	// Every load fetched all its images: nothing was cached or dropped.
+	if want := 200 * len(modes) * (i + 1); srv.Count("/pixel.gif") < want || int(slow.images.Load()) < want {
+		b.Fatalf("image requests at the servers: fast %d, slow %d, want ≥ %d each", srv.Count("/pixel.gif"), slow.images.Load(), want)
+	}
+}
+
+// coveringGate is the fake gate that, like consent.Engine, says when a
+// grant already answers a request, so a granted document is continued in
+// place rather than parked in the hold server (see park).
+type coveringGate struct{ *fakeGate }
+
+func (g *coveringGate) Covered(req consent.Request) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.grants[string(req.Tab)+" "+req.Origin]
+}
+
+// slowSite serves slow.html, bench.html's shape, whose images each take
+// delay to answer: a page whose load time is the server's, not Chromium's.
+type slowSite struct {
+	*httptest.Server
+	images atomic.Int64
+}
+
+const slowHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>200 slow sub-resources</title></head>
+<body><div id="imgs"></div><script>
+  var q = new URLSearchParams(location.search);
+  var n = Number(q.get("n") || 200), run = q.get("run") || "0";
+  var box = document.getElementById("imgs");
+  for (var i = 0; i < n; i++) {
+    var img = document.createElement("img");
+    img.width = 1; img.height = 1;
+    img.src = "/slow.gif?run=" + run + "&i=" + i;
+    box.appendChild(img);
+  }
+</script></body></html>`
+
+// gif1x1 is a transparent 1x1 GIF.
+var gif1x1 = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+
+func newSlowSite(b *testing.B, delay time.Duration) *slowSite {
+	s := &slowSite{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(slowHTML))
+	})
+	mux.HandleFunc("/slow.gif", func(w http.ResponseWriter, r *http.Request) {
+		s.images.Add(1)
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "image/gif")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(gif1x1)
+	})
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Server = &httptest.Server{Listener: l, Config: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	s.Start()
+	b.Cleanup(s.Close)
+	return s
+}
