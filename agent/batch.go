@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -480,7 +481,7 @@ func (d *Dispatcher) job(conv consent.ConversationID, a JobArgs) Result {
 }
 
 // planTargets reads every element of the page once, at plan time.
-func planTargets(ctx context.Context, dt *dom.Tab) (map[string]dom.Element, error) {
+func planTargets(ctx context.Context, dt *browser.Handle) (map[string]dom.Element, error) {
 	out := map[string]dom.Element{}
 	req := dom.ObserveRequest{}
 	for page := 0; page < 16; page++ {

@@ -11,13 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-rod/rod"
-
+	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
-	"github.com/tabwarden/tabwarden/webmcp"
 )
 
 // Browser is the part of the browser engine the dispatch drives. *browser.Browser
@@ -31,7 +29,10 @@ type Browser interface {
 	// CloseTab closes a tab conv owns: tab_closed when it is gone already,
 	// wrong_conversation when another conversation or the operator owns it.
 	CloseTab(ctx context.Context, conv consent.ConversationID, id consent.TabID) error
-	Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error)
+	// Handle is the tab-level verbs of a tab conv owns (observe, act,
+	// verify, upload, viewport, site tools); the browser owns the tab's
+	// state behind it and ends it when the tab goes.
+	Handle(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*browser.Handle, error)
 	// Available is nil while Chromium runs; after a crash it starts the
 	// relaunch and answers browser_unavailable until the new one is up.
 	Available() error
@@ -46,8 +47,6 @@ type Dispatcher struct {
 	policy  *policy.Policy
 	audit   audit.Sink
 	now     func() time.Time
-	pages   *pageStates
-	sites   *siteTools
 	// maxUpload bounds browser_upload's decoded size (upload.go).
 	maxUpload int64
 	jobs      *jobs   // browser_batch jobs (batch.go)
@@ -61,8 +60,6 @@ type DispatcherConfig struct {
 	Browser Browser
 	Policy  *policy.Policy
 	Audit   audit.Sink
-	// SiteToolMode picks native WebMCP or the polyfill; zero: auto-detect.
-	SiteToolMode webmcp.Mode
 	// MaxUploadBytes bounds browser_upload (--max-upload-bytes); zero:
 	// DefaultMaxUploadBytes. Larger files fail upload_too_large unreviewed.
 	MaxUploadBytes int64
@@ -77,8 +74,6 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	if cfg.Browser != nil {
 		d.web.crashed = func() bool { return cfg.Browser.Available() != nil }
 	}
-	d.pages = newPageStates(cfg.Engine)
-	d.sites = newSiteTools(cfg.Engine, cfg.SiteToolMode)
 	return d
 }
 
@@ -88,8 +83,6 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 func (d *Dispatcher) Close() {
 	d.jobs.close()
 	d.web.stop()
-	d.sites.close()
-	d.pages.close()
 }
 
 var _ Surface = (*Dispatcher)(nil)
@@ -409,7 +402,7 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 		op.BindTab(tab)
 		// Site tools attach before the first navigation so the polyfill is
 		// there for the first document; a failure only costs site tools.
-		if err := d.sites.ensure(op.Context(), d.browser, conv, tab); err != nil {
+		if err := d.attachSiteTools(op.Context(), conv, tab); err != nil {
 			d.engine.Note(conv, "site tools unavailable in "+string(tab)+": "+string(consent.CodeOf(err)), true)
 		}
 		if !a.Background {
@@ -503,7 +496,7 @@ func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, 
 
 // readable runs the read gate for the tab's current origin and returns the
 // tab's DOM handle. Every tool that looks at or acts on a page passes here.
-func (d *Dispatcher) readable(op *consent.Op, conv consent.ConversationID, tab consent.TabID) (*dom.Tab, string, error) {
+func (d *Dispatcher) readable(op *consent.Op, conv consent.ConversationID, tab consent.TabID) (*browser.Handle, string, error) {
 	info, err := d.browser.Tab(tab)
 	if err != nil {
 		return nil, "", err
@@ -518,7 +511,7 @@ func (d *Dispatcher) readable(op *consent.Op, conv consent.ConversationID, tab c
 	}); err != nil {
 		return nil, "", err
 	}
-	dt, err := d.pages.get(op.Context(), d.browser, conv, tab)
+	dt, err := d.browser.Handle(op.Context(), conv, tab)
 	if err != nil {
 		return nil, "", err
 	}
@@ -786,7 +779,7 @@ func (d *Dispatcher) record(conv consent.ConversationID, tool string, tab consen
 // at or acts on a page shares.
 type pageOp struct {
 	op     *consent.Op
-	dt     *dom.Tab
+	dt     *browser.Handle
 	origin string
 }
 

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-rod/rod"
-
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -39,7 +38,7 @@ func (goneBrowser) CloseTab(context.Context, consent.ConversationID, consent.Tab
 	return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
 }
 
-func (goneBrowser) Page(context.Context, consent.ConversationID, consent.TabID) (*rod.Page, error) {
+func (goneBrowser) Handle(context.Context, consent.ConversationID, consent.TabID) (*browser.Handle, error) {
 	return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
 }
 

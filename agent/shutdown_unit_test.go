@@ -26,8 +26,8 @@ func TestInflightShutdown(t *testing.T) {
 	}
 	end1()
 	select {
-	case <-drained:
-		t.Fatal("Shutdown returned while a call still ran")
+	case err := <-drained:
+		t.Fatalf("Shutdown returned (%v) while a call still ran", err)
 	case <-time.After(50 * time.Millisecond):
 	}
 	end2()

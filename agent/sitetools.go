@@ -4,110 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
-	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
-	"github.com/tabwarden/tabwarden/webmcp"
 )
 
-// siteTools attaches every task tab to the WebMCP broker and runs the two
-// site-tool tools through the gates: read → (validate input) → "Allow once"
-// → invoke → "Share result" → deliver. A result that is not shared never
-// leaves this file: not in the envelope, the audit log or any log line.
-type siteTools struct {
-	broker *webmcp.Broker
-	mode   webmcp.Mode
+// The two site-tool tools run through the gates: read → (validate input)
+// → "Allow once" → invoke → "Share result" → deliver. A result that is not
+// shared never leaves this file: not in the envelope, the audit log or any
+// log line. The tab's site-tools session is its handle's (browser).
 
-	mu    sync.Mutex
-	sites map[consent.TabID]*attachedSite
-	stop  func()
-}
-
-type attachedSite struct {
-	conv   consent.ConversationID
-	site   *webmcp.Site
-	cancel context.CancelFunc
-}
-
-func newSiteTools(eng *consent.Engine, mode webmcp.Mode) *siteTools {
-	st := &siteTools{broker: webmcp.NewBroker(webmcp.Options{}), mode: mode, sites: map[consent.TabID]*attachedSite{}}
-	st.stop = eng.Listen(st.onEvent)
-	return st
-}
-
-func (st *siteTools) onEvent(ev consent.Event) {
-	switch ev.Kind {
-	case consent.EventTakeOver, consent.EventCancel:
-		// Take-over and cancel stop a running call in the page (DESIGN §7).
-		st.broker.CancelConversation(ev.Conversation)
-	case consent.EventTabRemoved:
-		st.detach(ev.Tab)
-	}
-}
-
-func (st *siteTools) detach(tab consent.TabID) {
-	st.mu.Lock()
-	a, ok := st.sites[tab]
-	delete(st.sites, tab)
-	st.mu.Unlock()
-	if ok {
-		st.broker.RemoveTab(tab)
-		a.site.Close()
-		a.cancel()
-	}
-}
-
-func (st *siteTools) close() {
-	st.stop()
-	st.mu.Lock()
-	tabs := make([]consent.TabID, 0, len(st.sites))
-	for id := range st.sites {
-		tabs = append(tabs, id)
-	}
-	st.mu.Unlock()
-	for _, id := range tabs {
-		st.detach(id)
-	}
-}
-
-// ensure attaches tab once. It is called right after a tab is created
-// (before its first navigation, so the polyfill is in place for the first
-// document) and lazily for tabs that appeared otherwise (popups).
-func (st *siteTools) ensure(ctx context.Context, b Browser, conv consent.ConversationID, tab consent.TabID) error {
-	st.mu.Lock()
-	a, ok := st.sites[tab]
-	st.mu.Unlock()
-	if ok && a.conv == conv {
-		return nil
-	}
-	if ok {
-		st.detach(tab)
-	}
-	page, err := b.Page(ctx, conv, tab)
+// attachSiteTools attaches a new tab's site tools before its first
+// navigation, so the polyfill is there for the first document.
+func (d *Dispatcher) attachSiteTools(ctx context.Context, conv consent.ConversationID, tab consent.TabID) error {
+	h, err := d.browser.Handle(ctx, conv, tab)
 	if err != nil {
 		return err
 	}
-	// The site outlives this call: it follows the tab until the tab closes.
-	life, cancel := context.WithCancel(context.Background())
-	attachCtx, done := context.WithTimeout(ctx, 10*time.Second)
-	defer done()
-	site, err := webmcp.Attach(attachCtx, page.Context(life), st.mode)
-	if err != nil {
-		cancel()
-		return err
-	}
-	st.mu.Lock()
-	if _, raced := st.sites[tab]; raced {
-		st.mu.Unlock()
-		site.Close()
-		cancel()
-		return nil
-	}
-	st.sites[tab] = &attachedSite{conv: conv, site: site, cancel: cancel}
-	st.mu.Unlock()
-	st.broker.AddTab(conv, tab, site)
-	return nil
+	return h.AttachSiteTools(ctx)
 }
 
 func (d *Dispatcher) listSiteTools(ctx context.Context, conv consent.ConversationID, a ListToolsArgs) (Result, consent.TabID) {
@@ -116,10 +29,7 @@ func (d *Dispatcher) listSiteTools(ctx context.Context, conv consent.Conversatio
 		return res, tab
 	}
 	defer p.op.End()
-	if err := d.sites.ensure(p.op.Context(), d.browser, conv, tab); err != nil {
-		return fail(opErr(p.op, err)), tab
-	}
-	listing, err := d.sites.broker.List(p.op.Context(), conv, tab)
+	listing, err := p.dt.ListSiteTools(p.op.Context())
 	if err != nil {
 		return fail(opErr(p.op, err)), tab
 	}
@@ -144,7 +54,7 @@ func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.Conversation
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	call, err := d.sites.broker.Prepare(p.op.Context(), conv, tab, a.ToolID, input)
+	call, err := p.dt.PrepareSiteTool(p.op.Context(), a.ToolID, input)
 	if err != nil {
 		return fail(opErr(p.op, err)), tab
 	}

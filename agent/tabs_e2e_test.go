@@ -155,7 +155,7 @@ func TestE2EDeniedOpensLeaveNoTab(t *testing.T) {
 // no tab either, in the console or in Chromium.
 func TestE2EFailedOpenLeavesNoTab(t *testing.T) {
 	e := newE2E(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-rod/rod/lib/proto"
-
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -724,17 +722,15 @@ func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID)
 
 // geometry reads the page's layout viewport (one CDP call, no page content).
 func (d *Dispatcher) geometry(ctx context.Context, pk pageKey) (geometry, error) {
-	page, err := d.browser.Page(ctx, pk.conv, pk.tab)
+	h, err := d.browser.Handle(ctx, pk.conv, pk.tab)
 	if err != nil {
 		return geometry{}, err
 	}
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	m, err := proto.PageGetLayoutMetrics{}.Call(page.Context(c))
+	v, err := h.Viewport(ctx)
 	if err != nil {
-		return geometry{}, consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextListTabs, "read the viewport: %v", err)
+		return geometry{}, err
 	}
-	return geometry{float64(m.CSSLayoutViewport.ClientWidth), float64(m.CSSLayoutViewport.ClientHeight)}, nil
+	return geometry{v.Width, v.Height}, nil
 }
 
 // sameGeometry is page_context_stale when the viewport changed since the

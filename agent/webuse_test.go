@@ -6,10 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
-
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/browsertest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -40,9 +39,9 @@ func (c *countingBrowser) Tab(id consent.TabID) (consent.TabInfo, error) {
 	return c.Browser.Tab(id)
 }
 
-func (c *countingBrowser) Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error) {
+func (c *countingBrowser) Handle(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*browser.Handle, error) {
 	c.n.Add(1)
-	return c.Browser.Page(ctx, conv, id)
+	return c.Browser.Handle(ctx, conv, id)
 }
 
 // noBrowserCall runs a web_use call that must fail with code before any
@@ -167,15 +166,11 @@ func TestE2EWebUseTokenStaleAfterViewportChange(t *testing.T) {
 	tab := e.open("/e2e/batch.html")
 	e.observe(tab, true)
 	tok := pageToken(t, e, tab)
-	page, err := e.br.Page(e.ctx, e.conv, consent.TabID(tab))
+	restore, err := browsertest.EmulateViewport(e.ctx, e.br, e.conv, consent.TabID(tab), 500, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page = page.Context(e.ctx)
-	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 500, Height: 400, DeviceScaleFactor: 1}).Call(page); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = proto.EmulationClearDeviceMetricsOverride{}.Call(page) }()
+	defer restore()
 	r := e.call("web_use", map[string]any{"command": "observe", "page_context_token": tok})
 	if r.Code() != string(agent.CodePageContextStale) {
 		t.Fatalf("observe after a viewport change = %s", r.JSON())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
+	"github.com/tabwarden/tabwarden/webmcp"
 )
 
 // Deadlines for CDP calls. Chromium answers these in milliseconds; the
@@ -76,6 +77,9 @@ type Options struct {
 	TabLimit int
 	// Logger receives operational lines (never site content). Nil: discard.
 	Logger *slog.Logger
+	// SiteToolMode picks native WebMCP or the polyfill for the tabs' site
+	// tools; zero: auto-detect.
+	SiteToolMode webmcp.Mode
 }
 
 // Browser is the console's Chromium and its view of the tabs. Safe for
@@ -106,6 +110,8 @@ type Browser struct {
 	held   map[consent.ConversationID]map[*int]context.CancelFunc
 
 	reg registry
+	// sites runs every handle's site-tool calls (handle.go).
+	sites *webmcp.Broker
 
 	// hold parks main-frame requests waiting for a review (hold.go).
 	hold *holdServer
@@ -170,6 +176,7 @@ func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, ws
 		held:     map[consent.ConversationID]map[*int]context.CancelFunc{},
 	}
 	b.reg.init()
+	b.sites = webmcp.NewBroker(webmcp.Options{})
 	hold, err := startHold()
 	if err != nil {
 		if proc != nil {
@@ -493,18 +500,19 @@ func (b *Browser) Close() error {
 		// Closing our tabs first: once the connection drops, the Fetch
 		// domain goes with it and a held request would be let through.
 		for _, t := range b.reg.ownedTargets() {
-			ctx, cancel := b.call(nil)
+			ctx, cancel := b.call(b.ctx)
 			_, _ = proto.TargetCloseTarget{TargetID: t}.Call(c.rod.Context(ctx))
 			cancel()
 		}
 	} else {
-		ctx, cancel := b.call(nil)
+		ctx, cancel := b.call(b.ctx)
 		_ = proto.BrowserClose{}.Call(c.rod.Context(ctx))
 		cancel()
 	}
 	b.cancel()
 	b.hold.close()
 	c.teardown(closeGrace)
+	b.releaseAll()
 	b.wg.Wait()
 	return nil
 }

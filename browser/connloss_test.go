@@ -40,7 +40,7 @@ func proxied(t *testing.T, ws string) (*tcpProxy, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func proxied(t *testing.T, ws string) (*tcpProxy, string) {
 			if err != nil {
 				return
 			}
-			d, err := net.Dial("tcp", target)
+			d, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", target)
 			if err != nil {
 				c.Close()
 				continue

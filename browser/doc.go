@@ -1,6 +1,9 @@
-// Package browser is tabwarden's only user of rod: it launches or attaches
-// to Chromium, keeps the registry of tabs the console hands out, and runs
-// the one request hook through which every request of every tab passes.
+// Package browser is tabwarden's user of rod (with webmcp, whose site
+// sessions it owns): it launches or attaches to Chromium, keeps the
+// registry of tabs the console hands out, gives the agent a Handle per tab
+// (observe, act, verify, upload, viewport, site tools; no rod type crosses
+// it) and runs the one request hook through which every request of every
+// tab passes.
 //
 // Invariants:
 //   - Chromium is the system's (Options.Chromium, TABWARDEN_CHROMIUM, PATH);

@@ -27,7 +27,7 @@ func (b *Browser) agentNav(conv consent.ConversationID, id consent.TabID) (*tab,
 		b.agentNavDone(t)
 		return nil, "", errPaused()
 	}
-	cctx, cancel := b.call(nil)
+	cctx, cancel := b.call(b.ctx)
 	sid, err := b.attach(cctx, t)
 	cancel()
 	if err != nil {
@@ -153,7 +153,7 @@ func (b *Browser) takeOver(conv consent.ConversationID) {
 	}
 	b.reg.mu.Unlock()
 	for _, t := range ts {
-		ctx, cancel := b.call(nil)
+		ctx, cancel := b.call(b.ctx)
 		sid, err := b.session(ctx, t)
 		if err == nil {
 			err = proto.PageStopLoading{}.Call(client{b: b, sid: sid, ctx: ctx})

@@ -145,7 +145,7 @@ func (b *Browser) park(e *proto.FetchRequestPaused, ask consent.Request) func(bo
 		return nil
 	}
 	to, release := b.hold.park(e.Request.URL)
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	if err := (proto.FetchContinueRequest{RequestID: e.RequestID, URL: to}).Call(b.rod().Context(ctx)); err != nil {
 		b.log.Debug("park request", "err", err)
@@ -165,7 +165,7 @@ func (b *Browser) mainFrameTab(e *proto.FetchRequestPaused) (*tab, bool) {
 	t := b.reg.byTarget[target]
 	b.reg.mu.Unlock()
 	if t == nil && e.ResourceType == proto.NetworkResourceTypeDocument && e.FrameID != "" {
-		ctx, cancel := b.call(nil)
+		ctx, cancel := b.call(b.ctx)
 		res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
 		cancel()
 		if err == nil && res.TargetInfo != nil {
@@ -210,7 +210,7 @@ func (b *Browser) countBlocked(frame proto.PageFrameID) {
 }
 
 func (b *Browser) resume(e *proto.FetchRequestPaused) {
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	if err := (proto.FetchContinueRequest{RequestID: e.RequestID}).Call(b.rod().Context(ctx)); err != nil {
 		b.log.Debug("continue request", "err", err)
@@ -218,7 +218,7 @@ func (b *Browser) resume(e *proto.FetchRequestPaused) {
 }
 
 func (b *Browser) fail(e *proto.FetchRequestPaused) {
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	err := proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}.Call(b.rod().Context(ctx))
 	if err != nil {
@@ -235,7 +235,7 @@ func (b *Browser) fail(e *proto.FetchRequestPaused) {
 // operator's now, and the 204 left it on the page it showed.
 func (b *Browser) refuse(t *tab, e *proto.FetchRequestPaused, why error) {
 	b.setDenial(t, why)
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	err := proto.FetchFulfillRequest{RequestID: e.RequestID, ResponseCode: 204, Body: []byte{}}.Call(b.rod().Context(ctx))
 	cancel()
 	if err != nil {
@@ -308,7 +308,7 @@ func (b *Browser) hookPatterns() proto.FetchEnable {
 // about:blank, so it shows neither the destination nor an error page the
 // agent could read.
 func (b *Browser) release(t *tab) {
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	sid, err := b.attach(ctx, t)
 	if err != nil {

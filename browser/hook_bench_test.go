@@ -207,7 +207,7 @@ func newSlowSite(b *testing.B, delay time.Duration) *slowSite {
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(gif1x1)
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}

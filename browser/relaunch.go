@@ -76,7 +76,9 @@ func (b *Browser) lost(c *conn) {
 	// killed next anyway; an attached one lives on unwatched).
 	b.hold.refuseAll()
 	c.teardown(0)
-	for _, id := range b.reg.closeAll() {
+	ids, hs := b.reg.closeAll()
+	b.endHandles(hs)
+	for _, id := range ids {
 		b.gate.RemoveTab(id)
 	}
 	b.cancelHeld("")
@@ -158,14 +160,18 @@ func waitProfileFree(ctx context.Context, profile string) error {
 }
 
 // closeAll marks every known tab closed after Chromium died and returns
-// their ids; the targets are gone with the process.
-func (r *registry) closeAll() []consent.TabID {
+// their ids and handles; the targets are gone with the process.
+func (r *registry) closeAll() ([]consent.TabID, []*Handle) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ids []consent.TabID
+	var hs []*Handle
 	for id, t := range r.byID {
 		if t.closed {
 			continue
+		}
+		if t.handle != nil {
+			hs = append(hs, t.handle)
 		}
 		t.closed = true
 		close(t.lifeCh)
@@ -176,7 +182,7 @@ func (r *registry) closeAll() []consent.TabID {
 	clear(r.bySess)
 	clear(r.unclaimed)
 	clear(r.guarded)
-	return ids
+	return ids, hs
 }
 
 // heldAsk registers a navigation question the hook is about to put to the

@@ -130,5 +130,8 @@ func TestTakeOverStopsLoading(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	<-done
+	// The navigation's own result is not the point; the witness above is.
+	if err := <-done; err != nil {
+		t.Logf("navigation ended: %v", err)
+	}
 }

@@ -42,7 +42,7 @@ func (b *Browser) blocksUploads() bool {
 // waitForDebuggerOnStart. A failure still releases it: the Fetch hook keeps
 // refusing bodies and non-GET methods either way.
 func (b *Browser) guardTarget(e *proto.TargetAttachedToTarget) {
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	c := client{b: b, sid: e.SessionID, ctx: ctx}
 	if err := (proto.NetworkEnable{}).Call(c); err != nil {
@@ -138,7 +138,7 @@ func (b *Browser) connectSrc() string {
 // redirect commits nothing and goes on unchanged; its target is paused in
 // turn. Whatever cannot carry the policy is failed, never let through.
 func (b *Browser) onResponse(e *proto.FetchRequestPaused) {
-	ctx, cancel := b.call(nil)
+	ctx, cancel := b.call(b.ctx)
 	defer cancel()
 	br := b.rod().Context(ctx)
 	csp := b.connectSrc()

@@ -81,11 +81,19 @@ func (b *Broker) RemoveTab(tab consent.TabID) {
 	t := b.tabs[tab]
 	delete(b.tabs, tab)
 	b.dropHandlesLocked(tab)
-	b.mu.Unlock()
+	var cancels []context.CancelCauseFunc
 	if t != nil {
+		// Copied under the lock: a finishing call deletes itself from
+		// running under it.
 		for _, cancel := range t.running {
-			cancel(errCanceled)
+			cancels = append(cancels, cancel)
 		}
+	}
+	b.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(errCanceled)
+	}
+	if t != nil {
 		t.site.Close()
 	}
 }

@@ -172,7 +172,7 @@ func runBare(t *testing.T, w *world, c netCase, live *bool) time.Duration {
 	ctx, cancel := context.WithTimeout(context.Background(), bareTimeout)
 	defer cancel()
 	start := time.Now()
-	p, err := w.bare.open(ctx, entryURL(w, c, sideBare))
+	p, err := w.bare.Open(ctx, entryURL(w, c, sideBare))
 	if err != nil {
 		t.Errorf("NOT LIVE: bare Chromium: open: %v", err)
 		return bareTimeout
@@ -184,7 +184,7 @@ func runBare(t *testing.T, w *world, c netCase, live *bool) time.Duration {
 		defer stop()
 		go func() {
 			for clickCtx.Err() == nil {
-				_ = bareClick(p.Context(clickCtx), 200, 200)
+				_ = p.Click(clickCtx, 200, 200)
 				select {
 				case <-time.After(250 * time.Millisecond):
 				case <-clickCtx.Done():

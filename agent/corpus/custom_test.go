@@ -237,7 +237,7 @@ func bareProbe(t *testing.T, w *world, name, expr string, waitDone bool) string 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bareTimeout)
 	defer cancel()
-	p, err := w.bare.open(ctx, w.A.URL+"/c/"+name+"/"+sideBare+"/index.html")
+	p, err := w.bare.Open(ctx, w.A.URL+"/c/"+name+"/"+sideBare+"/index.html")
 	if err != nil {
 		t.Fatalf("bare Chromium: %v", err)
 	}
@@ -247,7 +247,7 @@ func bareProbe(t *testing.T, w *world, name, expr string, waitDone bool) string 
 		t.Fatalf("bare Chromium: the page never said done")
 	}
 	for {
-		got, err := bareEval(p, expr)
+		got, err := p.Eval(expr)
 		if err == nil && got != "" {
 			return got
 		}
@@ -447,13 +447,13 @@ func runFileChooser(t *testing.T, w *world) (live, zero bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bareTimeout)
 	defer cancel()
-	p, err := w.bare.open(ctx, w.A.URL+"/c/"+fileChooserName+"/"+sideBare+"/index.html")
+	p, err := w.bare.Open(ctx, w.A.URL+"/c/"+fileChooserName+"/"+sideBare+"/index.html")
 	if err != nil {
 		t.Fatalf("bare Chromium: %v", err)
 	}
 	defer func() { _ = p.Close() }()
 	for !live && ctx.Err() == nil {
-		if err := bareSetFile(p, "#file", path); err == nil {
+		if err := p.SetFile("#file", path); err == nil {
 			live = w.A.wait(ctx, match(sideBare))
 			break
 		}

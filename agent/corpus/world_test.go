@@ -7,23 +7,18 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
-	"github.com/ysmood/leakless"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/browsertest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
@@ -31,144 +26,6 @@ import (
 
 // reviewDelay is the key-ahead guard; the operator below waits it out.
 const reviewDelay = 20 * time.Millisecond
-
-// bareFlags are the flags DESIGN §3 mandates for every Chromium, the same
-// list browser.Launch uses: the bare browser differs from tabwarden's only
-// in having no request hook, no policy and no consent engine behind it.
-var bareFlags = []string{
-	"--enable-features=WebMCP",
-	"--disable-features=BackForwardCache",
-	"--no-first-run",
-	"--no-default-browser-check",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-	"--password-store=basic",
-	"--headless=new",
-}
-
-// bare is a Chromium launched directly, driven over plain CDP.
-type bare struct {
-	cmd     *exec.Cmd // leakless, Chromium's parent
-	pid     chan int  // Chromium's pid (and process group), from leakless
-	profile string
-	rod     *rod.Browser
-}
-
-func launchBare(ctx context.Context) (*bare, error) {
-	bin, err := browser.FindChromium("")
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "tabwarden-corpus-bare-")
-	if err != nil {
-		return nil, err
-	}
-	args := append([]string{}, bareFlags...)
-	args = append(args, "--user-data-dir="+dir, "--remote-debugging-port=0")
-	if os.Geteuid() == 0 {
-		args = append(args, "--no-sandbox")
-	}
-	args = append(args, "about:blank")
-	// leakless ends Chromium if this test binary dies without cleaning up.
-	ll := leakless.New()
-	cmd := ll.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	b := &bare{cmd: cmd, profile: dir, pid: make(chan int, 1)}
-	go func() { b.pid <- <-ll.Pid() }()
-	// Chromium writes its port and browser path once DevTools listens.
-	var ws string
-	for ws == "" {
-		if raw, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
-			if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); len(lines) == 2 {
-				ws = "ws://127.0.0.1:" + lines[0] + lines[1]
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			b.close()
-			return nil, fmt.Errorf("bare Chromium opened no DevTools port: %w", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	b.rod = rod.New().ControlURL(ws)
-	if err := b.rod.Connect(); err != nil {
-		b.close()
-		return nil, err
-	}
-	return b, nil
-}
-
-func (b *bare) close() {
-	if b.rod != nil {
-		_ = b.rod.Close()
-	}
-	if b.cmd.Process != nil {
-		// Chromium leads its own process group under leakless: end it,
-		// then leakless's.
-		select {
-		case pid := <-b.pid:
-			if pid > 0 {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		case <-time.After(time.Second):
-		}
-		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-		_ = b.cmd.Wait()
-	}
-	_ = os.RemoveAll(b.profile)
-}
-
-// open creates a tab at url and returns it; ctx bounds every call on it.
-func (b *bare) open(ctx context.Context, url string) (*rod.Page, error) {
-	return b.rod.Context(ctx).Page(proto.TargetCreateTarget{URL: url})
-}
-
-// click is a trusted mouse click at x,y (user activation, as a person's).
-func bareClick(p *rod.Page, x, y float64) error {
-	for _, typ := range []proto.InputDispatchMouseEventType{proto.InputDispatchMouseEventTypeMousePressed, proto.InputDispatchMouseEventTypeMouseReleased} {
-		if err := (proto.InputDispatchMouseEvent{Type: typ, X: x, Y: y, Button: proto.InputMouseButtonLeft, ClickCount: 1}).Call(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// bareEval evaluates expr in the bare page (the bare browser only: this
-// is the liveness probe, tabwarden is never driven this way) and returns
-// the string it resolves to; an exception is an error.
-func bareEval(p *rod.Page, expr string) (string, error) {
-	res, err := proto.RuntimeEvaluate{Expression: expr, AwaitPromise: true, ReturnByValue: true}.Call(p)
-	if err != nil {
-		return "", err
-	}
-	if res.ExceptionDetails != nil {
-		return "", fmt.Errorf("%s", res.ExceptionDetails.Text)
-	}
-	return res.Result.Value.Str(), nil
-}
-
-// bareSetFile puts the file at path into the file input selector names,
-// as the file chooser would.
-func bareSetFile(p *rod.Page, selector, path string) error {
-	doc, err := proto.DOMGetDocument{}.Call(p)
-	if err != nil {
-		return err
-	}
-	node, err := proto.DOMQuerySelector{NodeID: doc.Root.NodeID, Selector: selector}.Call(p)
-	if err != nil {
-		return err
-	}
-	if node.NodeID == 0 {
-		return fmt.Errorf("no %s yet", selector)
-	}
-	return proto.DOMSetFileInputFiles{Files: []string{path}, NodeID: node.NodeID}.Call(p)
-}
 
 // syncBuffer is the console's log file: every slog line of the browser and
 // of the process-wide logger lands here.
@@ -201,7 +58,7 @@ func (s *syncBuffer) String() string {
 // nothing but tabwarden's requests.
 type world struct {
 	A, N, P, N0, P0 *server
-	bare            *bare
+	bare            *browsertest.Bare
 
 	eng       *consent.Engine
 	br        *browser.Browser
@@ -240,7 +97,7 @@ func (w *world) close() {
 		w.eng.Close()
 	}
 	if w.bare != nil {
-		w.bare.close()
+		w.bare.Close()
 	}
 	if w.audit != nil {
 		_ = w.audit.Close()
@@ -296,7 +153,7 @@ func newWorld() (*world, error) {
 	w.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if w.bare, err = launchBare(ctx); err != nil {
+	if w.bare, err = browsertest.LaunchBare(ctx); err != nil {
 		w.close()
 		return nil, fmt.Errorf("bare Chromium: %w", err)
 	}

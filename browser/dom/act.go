@@ -2,6 +2,7 @@ package dom
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"time"
@@ -266,6 +267,9 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	if p.Target != nil && p.Target.Ref != "" {
 		p.Box = t.box(ctx, p.Target.Ref)
 	}
+	if a.Type == "click" {
+		t.overlayOn(ctx) // the cursor's domains; failure only costs the cursor
+	}
 	p.held = t.hold(o)
 	return p, nil
 }
@@ -341,20 +345,23 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		}
 		x, y = r.X, r.Y
 	}
-	// The cursor shows from the press until cursorShown after the release,
-	// so the operator sees the click land. It is drawn alongside the input,
-	// not before it: the highlight is a CDP round trip of its own (tens of
-	// ms under load) and the operator's key must reach the page without
-	// waiting for eye candy (gate latency, issue 5).
-	cursor := make(chan func(), 1)
-	go func() { cursor <- t.drawCursor(ctx, x, y) }()
-	defer func() { (<-cursor)() }()
 	t.inputStarts()
 	pg, cancel := t.call(ctx)
 	defer cancel()
 	one, zero := 1, 0
+	if err := t.hover(ctx, x, y); err != nil {
+		return afterDispatch(ctx, "click", err)
+	}
+	// The cursor shows from the press until cursorShown after the release,
+	// so the operator sees the click land. It is drawn alongside the input,
+	// once the first input event is out, not before it: the highlight is a
+	// CDP round trip of its own (tens of ms under load) and the operator's
+	// key must reach the page without waiting for eye candy (gate latency,
+	// issue 5; at most two round trips before the input, issue 12).
+	cursor := make(chan func(), 1)
+	go func() { cursor <- t.drawCursor(ctx, x, y) }()
+	defer func() { (<-cursor)() }()
 	for _, ev := range []proto.InputDispatchMouseEvent{
-		{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y, Buttons: &zero},
 		{Type: proto.InputDispatchMouseEventTypeMousePressed, X: x, Y: y, Button: proto.InputMouseButtonLeft, Buttons: &one, ClickCount: 1},
 		{Type: proto.InputDispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: proto.InputMouseButtonLeft, Buttons: &zero, ClickCount: 1},
 	} {
@@ -363,6 +370,30 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		}
 	}
 	return nil
+}
+
+// hoverWait bounds the wait for the answer to a click's mouse move.
+const hoverWait = 20 * time.Millisecond
+
+// hover moves the mouse to x,y before a click, as a person's hand would.
+//
+// Chromium delivers a mouse move with the page's next animation frame and
+// answers the CDP call only then. A hidden page (a background tab) draws
+// no frames, so the answer would come only when Chromium stops waiting for
+// one, 5 s later: the first act on every background tab stalled that long.
+// The move is already on its way when the call is sent, and the press
+// that follows makes the renderer deliver the queued move first, in order;
+// so its answer is awaited at most hoverWait and the press follows either
+// way. Only the move's own failure (not the short wait) is an error.
+func (t *Tab) hover(ctx context.Context, x, y float64) error {
+	c, cancel := context.WithTimeout(ctx, hoverWait)
+	defer cancel()
+	zero := 0
+	err := proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y, Buttons: &zero}.Call(t.page.Context(c))
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
 }
 
 func (t *Tab) fill(ctx context.Context, a Action) error {
@@ -462,16 +493,8 @@ const cursorShown = 600 * time.Millisecond
 func (t *Tab) drawCursor(ctx context.Context, x, y float64) (armHide func()) {
 	pg, cancel := t.call(ctx)
 	defer cancel()
-	t.mu.Lock()
-	on := t.overlay
-	t.mu.Unlock()
-	if !on {
-		if (proto.DOMEnable{}).Call(pg) != nil || (proto.OverlayEnable{}).Call(pg) != nil {
-			return func() {}
-		}
-		t.mu.Lock()
-		t.overlay = true
-		t.mu.Unlock()
+	if !t.overlayOn(ctx) {
+		return func() {}
 	}
 	alpha := 0.9
 	const half = 7
@@ -500,6 +523,29 @@ func (t *Tab) drawCursor(ctx context.Context, x, y float64) (armHide func()) {
 			_ = proto.OverlayHideHighlight{}.Call(t.page.Context(c))
 		})
 	}
+}
+
+// overlayOn enables the DOM and Overlay domains the cursor is drawn with,
+// once per session, and reports whether they are on. Prepare turns them on
+// for a click, while the review is still to come, so the dispatch after
+// the approval pays only for the highlight itself (on a fresh tab the two
+// enables took 50–190 ms, most of a first act).
+func (t *Tab) overlayOn(ctx context.Context) bool {
+	t.mu.Lock()
+	on := t.overlay
+	t.mu.Unlock()
+	if on {
+		return true
+	}
+	pg, cancel := t.call(ctx)
+	defer cancel()
+	if (proto.DOMEnable{}).Call(pg) != nil || (proto.OverlayEnable{}).Call(pg) != nil {
+		return false
+	}
+	t.mu.Lock()
+	t.overlay = true
+	t.mu.Unlock()
+	return true
 }
 
 // hideCursorNow removes a cursor still on screen so it is not baked into an

@@ -39,3 +39,32 @@ func TestLayering(t *testing.T) {
 		}
 	}
 }
+
+// TestRodOnlyInBrowserAndWebmcp enforces that rod stays inside browser/
+// and webmcp/ (DESIGN §2, issue 12): no other package imports it, in its
+// own files or its tests. The agent reaches a tab through browser.Handle.
+func TestRodOnlyInBrowserAndWebmcp(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`,
+		module+"/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s/...: %v\n%s", module, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("go list listed %d packages", len(lines))
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		pkg := f[0]
+		if pkg == module+"/browser" || pkg == module+"/webmcp" ||
+			strings.HasPrefix(pkg, module+"/browser/") || strings.HasPrefix(pkg, module+"/webmcp/") {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if imp == "github.com/go-rod/rod" || strings.HasPrefix(imp, "github.com/go-rod/rod/") {
+				t.Errorf("%s imports %s: rod stays in browser/ and webmcp/", pkg, imp)
+			}
+		}
+	}
+}

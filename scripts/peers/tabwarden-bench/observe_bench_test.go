@@ -14,13 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/browser"
+	"github.com/tabwarden/tabwarden/browser/browsertest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -126,18 +125,18 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 	call := func(name string, args map[string]any) map[string]any { return parse(name, callTool(name, args)) }
 
 	var tabID string
-	var page *rod.Page
+	var conv consent.ConversationID
 	var probe *probe
 	for _, n := range []int{50, 500, 2000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			u := fmt.Sprintf("%s/app?n=%d", base, n)
 			if tabID == "" {
 				tabID = call("browser_open", map[string]any{"url": u})["tabId"].(string)
-				page = tabPage(b, ctx, eng, br, consent.TabID(tabID))
+				conv = tabConversation(b, eng, consent.TabID(tabID))
 			} else {
 				call("browser_navigate", map[string]any{"tabId": tabID, "url": u})
 			}
-			probe = newProbe(b, ctx, page, string(world))
+			probe = newProbe(b, ctx, br, conv, consent.TabID(tabID), string(world))
 			observe := func() *mcp.CallToolResult { return callTool("browser_observe", map[string]any{"tabId": tabID}) }
 			first := parse("browser_observe", observe()) // the read review of the origin, and the world's install
 			probe.full()
@@ -218,37 +217,28 @@ func median(ds []time.Duration) float64 {
 // probe runs world.js's observe in an isolated world of its own.
 type probe struct {
 	b     *testing.B
-	page  *rod.Page
-	world proto.RuntimeExecutionContextID
+	world *browsertest.World
 	token string
 	gens  [2]int
 }
 
-func newProbe(b *testing.B, ctx context.Context, page *rod.Page, world string) *probe {
+func newProbe(b *testing.B, ctx context.Context, br *browser.Browser, conv consent.ConversationID, tab consent.TabID, world string) *probe {
 	b.Helper()
-	p := page.Context(ctx)
-	tree, err := proto.PageGetFrameTree{}.Call(p)
+	w, err := browsertest.NewWorld(ctx, br, conv, tab, "tabwarden-probe")
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := proto.PageCreateIsolatedWorld{FrameID: tree.FrameTree.Frame.ID, WorldName: "tabwarden-probe"}.Call(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pr := &probe{b: b, page: p, world: w.ExecutionContextID}
+	pr := &probe{b: b, world: w}
 	pr.eval(world + "\n;true")
 	return pr
 }
 
 func (p *probe) eval(expr string) string {
-	res, err := proto.RuntimeEvaluate{Expression: expr, ContextID: p.world, ReturnByValue: true, Silent: true}.Call(p.page)
+	v, err := p.world.Eval(expr)
 	if err != nil {
 		p.b.Fatal(err)
 	}
-	if res.ExceptionDetails != nil {
-		p.b.Fatalf("probe: %s", res.ExceptionDetails.Text)
-	}
-	return res.Result.Value.Str()
+	return v
 }
 
 // full asks for everything and records the generations it was sent.
@@ -274,22 +264,18 @@ func (p *probe) cached() {
 	}
 }
 
-// tabPage finds the conversation that owns tab and returns its page.
-func tabPage(b *testing.B, ctx context.Context, eng *consent.Engine, br *browser.Browser, tab consent.TabID) *rod.Page {
+// tabConversation is the conversation that owns tab.
+func tabConversation(b *testing.B, eng *consent.Engine, tab consent.TabID) consent.ConversationID {
 	b.Helper()
 	for _, c := range eng.Snapshot().Conversations {
 		for _, t := range c.Tabs {
 			if t.ID == tab {
-				p, err := br.Page(ctx, c.ID, tab)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return p
+				return c.ID
 			}
 		}
 	}
 	b.Fatalf("tab %s has no conversation", tab)
-	return nil
+	return ""
 }
 
 // servePages runs pages.mjs on 127.0.0.1 and returns its base URL; the

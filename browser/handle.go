@@ -1,0 +1,326 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/dom"
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/webmcp"
+)
+
+// siteAttachTimeout bounds attaching a tab's site tools.
+const siteAttachTimeout = 10 * time.Second
+
+// Handle is one task tab as an agent uses it: the tab-level verbs
+// (observe, prepare and dispatch an act or an upload, verify, the
+// viewport, site tools) and nothing of CDP. It owns the tab's CDP session
+// for those verbs, its observation state (dom.Tab) and its site-tools
+// session (webmcp.Site, under the Browser's broker). The Browser makes it
+// on first use (Browser.Handle) and ends it itself: when the tab closes,
+// when Chromium dies (crash or relaunch) and when the Browser closes. A
+// take-over, resume or cancel of its conversation expires its
+// observations, and take-over and cancel stop its running site-tool calls.
+// After its end every verb fails tab_closed.
+type Handle struct {
+	b    *Browser
+	id   consent.TabID
+	conv consent.ConversationID
+	page *rod.Page
+	dom  *dom.Tab
+
+	attach   sync.Mutex // serializes AttachSiteTools
+	mu       sync.Mutex // guards site and closed
+	site     *webmcp.Site
+	closed   bool
+	released sync.Once
+	life     context.Context // ends with the handle; the site lives under it
+	cancel   context.CancelFunc
+}
+
+// Handle returns the handle of tab id, which conv must own: tab_closed
+// when it is gone, wrong_conversation when another conversation or the
+// operator owns it, browser_unavailable after a crash.
+func (b *Browser) Handle(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*Handle, error) {
+	if err := b.alive(); err != nil {
+		return nil, err
+	}
+	t, err := b.reg.lookup(conv, id)
+	if err != nil {
+		return nil, err
+	}
+	b.reg.mu.Lock()
+	h, target := t.handle, t.target
+	b.reg.mu.Unlock()
+	if h != nil {
+		return h, nil
+	}
+	// rod caches the page per target. Its session is the handle's own,
+	// separate from the registry's; callers bound every call themselves.
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	p, err := b.rod().Context(cctx).PageFromTarget(target)
+	if err != nil {
+		return nil, b.opFailed("attach to the tab", err)
+	}
+	return b.adopt(t, p)
+}
+
+// adopt makes the handle of t over page p, unless t closed or has one.
+func (b *Browser) adopt(t *tab, p *rod.Page) (*Handle, error) {
+	b.reg.mu.Lock()
+	id, conv := t.id, t.conv
+	b.reg.mu.Unlock()
+	life, end := context.WithCancel(b.ctx)
+	h := &Handle{b: b, id: id, conv: conv, page: p, dom: dom.NewTab(p, string(id), dom.Options{}), life: life, cancel: end}
+	b.reg.mu.Lock()
+	switch {
+	case t.closed:
+		b.reg.mu.Unlock()
+		end()
+		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+	case t.handle != nil: // another call made it first
+		h = t.handle
+		b.reg.mu.Unlock()
+		end()
+		return h, nil
+	}
+	t.handle = h
+	b.reg.mu.Unlock()
+	return h, nil
+}
+
+// ID is the tab's id.
+func (h *Handle) ID() consent.TabID { return h.id }
+
+// live is nil while the handle's tab is open.
+func (h *Handle) live() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", h.id)
+	}
+	return nil
+}
+
+// Observe reads the page (DESIGN §6).
+func (h *Handle) Observe(ctx context.Context, req dom.ObserveRequest) (*dom.Observation, error) {
+	if err := h.live(); err != nil {
+		return nil, err
+	}
+	return h.dom.Observe(ctx, req)
+}
+
+// Prepare validates an act against an observation for its review; the
+// Prepared's Dispatch sends it.
+func (h *Handle) Prepare(ctx context.Context, obsID string, a dom.Action) (*dom.Prepared, error) {
+	if err := h.live(); err != nil {
+		return nil, err
+	}
+	return h.dom.Prepare(ctx, obsID, a)
+}
+
+// PrepareUpload validates an upload into the file input ref.
+func (h *Handle) PrepareUpload(ctx context.Context, obsID, ref string) (*dom.PreparedUpload, error) {
+	if err := h.live(); err != nil {
+		return nil, err
+	}
+	return h.dom.PrepareUpload(ctx, obsID, ref)
+}
+
+// Verify checks one assertion against the page.
+func (h *Handle) Verify(ctx context.Context, kind, value string) (dom.VerifyResult, error) {
+	if err := h.live(); err != nil {
+		return dom.VerifyResult{}, err
+	}
+	return h.dom.Verify(ctx, kind, value)
+}
+
+// Viewport is the page's layout viewport in CSS pixels (one CDP call, no
+// page content).
+type Viewport struct{ Width, Height float64 }
+
+// Viewport reads the tab's layout viewport.
+func (h *Handle) Viewport(ctx context.Context) (Viewport, error) {
+	if err := h.live(); err != nil {
+		return Viewport{}, err
+	}
+	c, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	m, err := proto.PageGetLayoutMetrics{}.Call(h.page.Context(c))
+	if err != nil {
+		if e := h.live(); e != nil {
+			return Viewport{}, e
+		}
+		if e := h.b.alive(); e != nil {
+			return Viewport{}, e
+		}
+		return Viewport{}, consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextListTabs, "read the viewport: %v", err)
+	}
+	return Viewport{float64(m.CSSLayoutViewport.ClientWidth), float64(m.CSSLayoutViewport.ClientHeight)}, nil
+}
+
+// AttachSiteTools connects the tab's site tools once. Called right after
+// a tab is made (before its first navigation, so the polyfill is in place
+// for the first document); the site-tool verbs call it for tabs that
+// appeared otherwise (popups).
+func (h *Handle) AttachSiteTools(ctx context.Context) error {
+	h.attach.Lock()
+	defer h.attach.Unlock()
+	h.mu.Lock()
+	done := h.site != nil
+	h.mu.Unlock()
+	if err := h.live(); err != nil || done {
+		return err
+	}
+	actx, cancel := context.WithTimeout(ctx, siteAttachTimeout)
+	defer cancel()
+	site, err := webmcp.Attach(actx, h.page.Context(h.life), h.b.opts.SiteToolMode)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	closed := h.closed
+	if !closed {
+		h.site = site
+	}
+	h.mu.Unlock()
+	if closed {
+		site.Close()
+		return h.live()
+	}
+	h.b.sites.AddTab(h.conv, h.id, site)
+	return nil
+}
+
+// ListSiteTools lists the tab's site tools (webmcp_list_tools).
+func (h *Handle) ListSiteTools(ctx context.Context) (*webmcp.Listing, error) {
+	if err := h.AttachSiteTools(ctx); err != nil {
+		return nil, err
+	}
+	return h.b.sites.List(ctx, h.conv, h.id)
+}
+
+// PrepareSiteTool validates a call of a listed tool for its review.
+func (h *Handle) PrepareSiteTool(ctx context.Context, toolID string, input json.RawMessage) (*webmcp.Call, error) {
+	if err := h.live(); err != nil {
+		return nil, err
+	}
+	return h.b.sites.Prepare(ctx, h.conv, h.id, toolID, input)
+}
+
+// expire makes every observation of the handle meaningless.
+func (h *Handle) expire() { h.dom.Invalidate() }
+
+// close ends the handle at once: every verb fails tab_closed from now on
+// and its observations expire. It makes no CDP call, so the event loop
+// may call it; release does the rest.
+func (h *Handle) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.dom.Invalidate()
+}
+
+// release stops the handle's site tools (running calls cancelled, the
+// site's session closed) and ends its lifetime. It makes CDP calls, each
+// bounded; idempotent.
+func (h *Handle) release() {
+	h.close()
+	h.released.Do(func() {
+		h.mu.Lock()
+		attached := h.site != nil
+		h.mu.Unlock()
+		if attached {
+			h.b.sites.RemoveTab(h.id) // closes the site
+		}
+		h.cancel()
+	})
+}
+
+// endHandles ends hs, whose tabs the registry has marked closed: at once,
+// and their release on a goroutine of the Browser (Close releases every
+// handle itself when the Browser is closing).
+func (b *Browser) endHandles(hs []*Handle) {
+	for _, h := range hs {
+		h.close()
+		b.spawn(h.release)
+	}
+}
+
+// releaseAll releases every handle the Browser made (Close).
+func (b *Browser) releaseAll() {
+	b.reg.mu.Lock()
+	var hs []*Handle
+	for _, t := range b.reg.byID {
+		if t.handle != nil {
+			hs = append(hs, t.handle)
+		}
+	}
+	b.reg.mu.Unlock()
+	for _, h := range hs {
+		h.release()
+	}
+}
+
+// conversationHandles is every live handle of conv.
+func (b *Browser) conversationHandles(conv consent.ConversationID) []*Handle {
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	var out []*Handle
+	for _, t := range b.reg.byID {
+		if !t.closed && t.handle != nil && t.conv == conv {
+			out = append(out, t.handle)
+		}
+	}
+	return out
+}
+
+// onHandleEvent applies the engine's take-over, resume and cancel to conv's
+// handles: their observations expire (the person may have done anything),
+// and take-over and cancel stop their running site-tool calls (DESIGN §7).
+// It runs on the engine's delivery path and does not block.
+func (b *Browser) onHandleEvent(e consent.Event) {
+	switch e.Kind {
+	case consent.EventTakeOver, consent.EventCancel:
+		b.sites.CancelConversation(e.Conversation)
+	case consent.EventResume:
+	default:
+		return
+	}
+	for _, h := range b.conversationHandles(e.Conversation) {
+		h.expire()
+	}
+}
+
+// Page returns a rod page bound to tab's CDP session for the observe/act
+// layer (browser/dom), which speaks typed protocol calls through it. It is
+// only a client: the tab stays in this registry's hands (ownership, close,
+// the hook), and the page becomes useless once the tab closes.
+func (b *Browser) Page(ctx context.Context, conv consent.ConversationID, id consent.TabID) (*rod.Page, error) {
+	if err := b.alive(); err != nil {
+		return nil, err
+	}
+	t, err := b.reg.lookup(conv, id)
+	if err != nil {
+		return nil, err
+	}
+	b.reg.mu.Lock()
+	target := t.target
+	b.reg.mu.Unlock()
+	// rod caches the page per target. Its own session is separate from the
+	// registry's; its event goroutine ends with the deadline here or with
+	// Close, and callers set their own context per call (Page.Context).
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	p, err := b.rod().Context(cctx).PageFromTarget(target)
+	if err != nil {
+		return nil, b.opFailed("attach to the tab", err)
+	}
+	return p, nil
+}

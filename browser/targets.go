@@ -1,0 +1,171 @@
+package browser
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/consent"
+)
+
+// httpish reports whether a popup may keep this URL: the web, or the blank
+// page a popup starts on.
+func httpish(raw string) bool {
+	if raw == "" || raw == "about:blank" {
+		return true
+	}
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// onTargetInfo runs on the event loop: state only, Chromium calls go to
+// spawned goroutines.
+func (b *Browser) onTargetInfo(info *proto.TargetTargetInfo, created bool) {
+	if info.Type != proto.TargetTargetInfoTypePage {
+		return
+	}
+	var report []consent.TabInfo
+	var closePopup, attachPopup *tab
+	r := &b.reg
+	r.mu.Lock()
+	t := r.byTarget[info.TargetID]
+	switch {
+	case t != nil:
+		t.url, t.title = info.URL, info.Title
+		if t.popup && !httpish(info.URL) && !isErrorPage(info.URL) {
+			closePopup = t
+		} else {
+			report = append(report, t.info())
+		}
+	case r.unclaimed[info.TargetID].TargetID != "":
+		r.unclaimed[info.TargetID] = *info
+	default:
+		if op := r.byTarget[info.OpenerID]; info.OpenerID != "" && op != nil && op.conv != "" && !op.closed {
+			// A popup of a task tab: same conversation, own navigation
+			// scope (no grant is inherited; the hook asks afresh).
+			t = r.add(*info, op.conv, op.id)
+			if !httpish(info.URL) {
+				closePopup = t
+			} else if r.liveOwned(op.conv) > b.opts.TabLimit {
+				closePopup = t
+			} else {
+				report = append(report, t.info())
+				attachPopup = t
+			}
+		} else if r.creating > 0 {
+			r.unclaimed[info.TargetID] = *info
+		} else {
+			report = append(report, r.add(*info, "", "").info())
+		}
+	}
+	r.mu.Unlock()
+	_ = created
+	for _, ti := range report {
+		b.gate.PutTab(ti)
+	}
+	if closePopup != nil {
+		b.closePopup(closePopup, info.URL)
+	}
+	if attachPopup != nil {
+		// A popup's load is followed like a NewTab's: only a registry
+		// session carries the lifecycle events that end "loading". Its
+		// first request waits in the hook for consent meanwhile.
+		b.spawn(func() {
+			ctx, cancel := b.call(b.ctx)
+			defer cancel()
+			if _, err := b.attach(ctx, attachPopup); err != nil {
+				b.log.Debug("attach to popup", "err", err)
+			}
+		})
+	}
+}
+
+func isErrorPage(u string) bool { return len(u) >= 13 && u[:13] == "chrome-error:" }
+
+// closePopup closes a popup the conversation may not keep and says why in
+// the activity log.
+func (b *Browser) closePopup(t *tab, where string) {
+	reason := "a popup to a non-HTTP(S) address"
+	if httpish(where) {
+		reason = fmt.Sprintf("a popup beyond the tab limit (%d)", b.opts.TabLimit)
+	}
+	b.gate.Note(t.conv, fmt.Sprintf("closed %s opened by %s", reason, t.opener), true)
+	target := t.target
+	b.spawn(func() {
+		ctx, cancel := b.call(b.ctx)
+		defer cancel()
+		_, _ = proto.TargetCloseTarget{TargetID: target}.Call(b.rod().Context(ctx))
+	})
+}
+
+func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
+	r := &b.reg
+	r.mu.Lock()
+	delete(r.unclaimed, id)
+	t := r.byTarget[id]
+	if t != nil {
+		t.closed = true
+		delete(r.byTarget, id)
+		delete(r.bySess, t.session)
+		for sid, target := range r.guarded {
+			if target == id {
+				delete(r.guarded, sid)
+			}
+		}
+		close(t.lifeCh) // wakes a Navigate waiting for this tab's load
+		t.lifeCh = make(chan struct{})
+	}
+	var h *Handle
+	if t != nil {
+		h = t.handle
+	}
+	r.mu.Unlock()
+	if h != nil {
+		b.endHandles([]*Handle{h})
+	}
+	if t != nil {
+		b.gate.RemoveTab(t.id)
+	}
+}
+
+// onLifecycle runs on the event loop.
+func (b *Browser) onLifecycle(sid proto.TargetSessionID, e *proto.PageLifecycleEvent) {
+	b.reg.mu.Lock()
+	t := b.reg.bySess[sid]
+	if t == nil || proto.TargetTargetID(e.FrameID) != t.target {
+		b.reg.mu.Unlock()
+		return
+	}
+	if e.LoaderID != t.loader {
+		t.loader = e.LoaderID
+		t.lifecycle = map[proto.PageLifecycleEventName]bool{}
+	}
+	t.lifecycle[e.Name] = true
+	t.loading = !t.lifecycle[proto.PageLifecycleEventNameLoad]
+	close(t.lifeCh)
+	t.lifeCh = make(chan struct{})
+	info := t.info()
+	b.reg.mu.Unlock()
+	if e.Name == proto.PageLifecycleEventNameInit || e.Name == proto.PageLifecycleEventNameLoad {
+		b.gate.PutTab(info)
+	}
+	if e.Name == proto.PageLifecycleEventNameDOMContentLoaded || e.Name == proto.PageLifecycleEventNameLoad {
+		// Chromium does not report a title set by the document through
+		// Target.targetInfoChanged; read it once the document is parsed
+		// and again when it has loaded.
+		target := t.target
+		b.spawn(func() { b.refreshInfo(target) })
+	}
+}
+
+// refreshInfo re-reads a page target's URL and title.
+func (b *Browser) refreshInfo(target proto.TargetTargetID) {
+	ctx, cancel := b.call(b.ctx)
+	res, err := proto.TargetGetTargetInfo{TargetID: target}.Call(b.rod().Context(ctx))
+	cancel()
+	if err != nil || res.TargetInfo == nil {
+		return
+	}
+	b.onTargetInfo(res.TargetInfo, false)
+}
