@@ -14,6 +14,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Batch limits (DESIGN §5).
@@ -104,7 +105,7 @@ func (js *jobs) pending(conv consent.ConversationID) error {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j := js.active[conv]; j != nil {
-		return consent.Errorf(consent.CodeJobPending, consent.NextNone,
+		return errcode.Errorf(errcode.JobPending, errcode.NextNone,
 			"batch job %s is still running: call browser_job {jobId:%q} until it is done, failed or cancelled (or cancel it)", j.id, j.id)
 	}
 	return nil
@@ -160,11 +161,11 @@ const (
 
 func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a BatchArgs) (Result, consent.TabID) {
 	if len(a.Steps) == 0 || len(a.Steps) > MaxBatchSteps {
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "a batch has 1 to %d steps, not %d", MaxBatchSteps, len(a.Steps))), ""
+		return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "a batch has 1 to %d steps, not %d", MaxBatchSteps, len(a.Steps))), ""
 	}
 	for i, s := range a.Steps {
 		if err := checkStep(s); err != nil {
-			return fail(consent.Errorf(consent.CodeOf(err), consent.NextNone, "step %d: %s", i+1, errMessage(err))), ""
+			return fail(errcode.Errorf(errcode.Of(err), errcode.NextNone, "step %d: %s", i+1, errMessage(err))), ""
 		}
 	}
 	p, res, tab := d.beginPage(ctx, conv, a.TabID, "batch")
@@ -192,10 +193,10 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 		if act.Ref != "" {
 			e, found := targets[act.Ref]
 			if !found {
-				return fail(consent.Errorf(consent.CodeStaleElement, consent.NextObserve, "step %d: element %s is not in the page", i+1, act.Ref)), tab
+				return fail(errcode.Errorf(errcode.StaleElement, errcode.NextObserve, "step %d: element %s is not in the page", i+1, act.Ref)), tab
 			}
 			if e.Sensitive {
-				return fail(consent.Errorf(consent.CodeSignInRequired, consent.NextNone, "step %d: password, one-time-code and file inputs are the operator's: ask for a take-over (browser_handoff)", i+1)), tab
+				return fail(errcode.Errorf(errcode.SignInRequired, errcode.NextNone, "step %d: password, one-time-code and file inputs are the operator's: ask for a take-over (browser_handoff)", i+1)), tab
 			}
 			ps.role, ps.name = e.Role, e.Name
 		}
@@ -213,7 +214,7 @@ func (d *Dispatcher) batch(ctx context.Context, conv consent.ConversationID, a B
 	}
 	// A client gone before the job starts loses nothing it cannot redo.
 	if ctx.Err() != nil {
-		return fail(consent.Errorf(consent.CodeCanceled, consent.NextNone, "the call ended after the plan was approved; nothing ran")), tab
+		return fail(errcode.Errorf(errcode.Canceled, errcode.NextNone, "the call ended after the plan was approved; nothing ran")), tab
 	}
 	j, err := d.jobs.start(conv, tab, p.origin, plan, a.StopOnError == nil || *a.StopOnError)
 	if err != nil {
@@ -277,11 +278,11 @@ func (js *jobs) start(conv consent.ConversationID, tab consent.TabID, origin str
 	defer js.mu.Unlock()
 	if js.ctx.Err() != nil {
 		cancel()
-		return nil, consent.Errorf(consent.CodeCanceled, consent.NextNone, "the console is shutting down")
+		return nil, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the console is shutting down")
 	}
 	if cur := js.active[conv]; cur != nil {
 		cancel()
-		return nil, consent.Errorf(consent.CodeJobPending, consent.NextNone, "batch job %s is still running", cur.id)
+		return nil, errcode.Errorf(errcode.JobPending, errcode.NextNone, "batch job %s is still running", cur.id)
 	}
 	js.byID[j.id] = j
 	js.order = append(js.order, j.id)
@@ -338,7 +339,7 @@ func (d *Dispatcher) runJob(j *job) {
 		if res.Status == stepDone {
 			continue
 		}
-		if res.Code == string(consent.CodeCanceled) {
+		if res.Code == string(errcode.Canceled) {
 			final = JobCancelled
 			break
 		}
@@ -367,10 +368,10 @@ func (js *jobs) finish(j *job, status string) {
 
 // stopsAJob are failures after which no later step can mean what the
 // operator approved, whatever stopOnError says.
-var stopsAJob = map[consent.Code]bool{
-	consent.CodeCanceled: true, consent.CodePaused: true, consent.CodeTabClosed: true,
-	consent.CodeWrongConversation: true, consent.CodePageChanged: true, consent.CodeWebsiteBlocked: true,
-	consent.CodeBrowserUnavailable: true, consent.CodeTimeout: true,
+var stopsAJob = map[errcode.Code]bool{
+	errcode.Canceled: true, errcode.Paused: true, errcode.TabClosed: true,
+	errcode.WrongConversation: true, errcode.PageChanged: true, errcode.WebsiteBlocked: true,
+	errcode.BrowserUnavailable: true, errcode.Timeout: true,
 }
 
 // runStep runs step i as its own op: same origin as approved, a fresh
@@ -384,9 +385,9 @@ func (d *Dispatcher) runStep(j *job, i int) (StepResult, bool) {
 		r.Type = "verify"
 	}
 	failed := func(err error) (StepResult, bool) {
-		var ce *consent.Error
+		var ce *errcode.Error
 		if !errors.As(err, &ce) {
-			ce = &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: err.Error()}
+			ce = &errcode.Error{Code: errcode.BrowserOperationFailed, Message: err.Error()}
 		}
 		r.Status, r.Code, r.Error = stepFailed, string(ce.Code), ce.Message
 		r.Dispatched = ce.Dispatched
@@ -396,7 +397,7 @@ func (d *Dispatcher) runStep(j *job, i int) (StepResult, bool) {
 	op, err := d.engine.Begin(j.ctx, j.conv, j.tab, fmt.Sprintf("batch step %d/%d", i+1, len(j.plan)))
 	if err != nil {
 		if j.ctx.Err() != nil {
-			err = consent.Errorf(consent.CodeCanceled, consent.NextNone, "the job was stopped")
+			err = errcode.Errorf(errcode.Canceled, errcode.NextNone, "the job was stopped")
 		}
 		return failed(err)
 	}
@@ -434,7 +435,7 @@ func (d *Dispatcher) runStep(j *job, i int) (StepResult, bool) {
 		if prep.Target != nil {
 			now = prep.Target.Role + " " + quoted(prep.Target.Name)
 		}
-		return failed(consent.Errorf(consent.CodePageChanged, consent.NextObserveBeforeRetry,
+		return failed(errcode.Errorf(errcode.PageChanged, errcode.NextObserveBeforeRetry,
 			"step %d: target %s is now %s, the approved plan named %s %s; the job stopped before touching it",
 			i+1, ps.act.Ref, now, ps.role, quoted(ps.name)))
 	}
@@ -455,11 +456,11 @@ func (d *Dispatcher) job(conv consent.ConversationID, a JobArgs) Result {
 	defer js.mu.Unlock()
 	j := js.byID[a.JobID]
 	if j == nil {
-		return fail(consent.Errorf(consent.CodeJobUnknown, consent.NextObserve,
+		return fail(errcode.Errorf(errcode.JobUnknown, errcode.NextObserve,
 			"no job %q: only the last %d jobs are kept, in memory; observe the page to see what happened", a.JobID, keptJobs))
 	}
 	if j.conv != conv {
-		return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that job belongs to another conversation"))
+		return fail(errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that job belongs to another conversation"))
 	}
 	if js.uncollected[conv] == j {
 		delete(js.uncollected, conv)
@@ -475,7 +476,7 @@ func (d *Dispatcher) job(conv consent.ConversationID, a JobArgs) Result {
 		fields["cancelRequested"] = true
 	}
 	if j.status != JobRunning {
-		fields["next"] = string(consent.NextObserve)
+		fields["next"] = string(errcode.NextObserve)
 	}
 	return ok(fields)
 }
@@ -503,14 +504,14 @@ func planTargets(ctx context.Context, dt *browser.Handle) (map[string]dom.Elemen
 // checkStep validates a step's shape before anything touches the page.
 func checkStep(s BatchStep) error {
 	if (s.Action == nil) == (s.Verify == nil) {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "give action or verify, not both")
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "give action or verify, not both")
 	}
 	if v := s.Verify; v != nil {
 		return checkAssertion(v.Assertion, v.Value)
 	}
 	a := s.Action
 	bad := func(format string, args ...any) error {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, format, args...)
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, format, args...)
 	}
 	if a.X != nil || a.Y != nil {
 		if a.Type == "click" {
@@ -524,11 +525,11 @@ func checkStep(s BatchStep) error {
 		}
 	case "key":
 		if !validKey(a.Key) {
-			return consent.Errorf(consent.CodeInvalidKey, consent.NextNone, "key must be one of Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home, End")
+			return errcode.Errorf(errcode.InvalidKey, errcode.NextNone, "key must be one of Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home, End")
 		}
 	case "scroll":
 		if a.DeltaY == nil || *a.DeltaY == 0 || *a.DeltaY < -dom.MaxScroll || *a.DeltaY > dom.MaxScroll {
-			return consent.Errorf(consent.CodeInvalidScroll, consent.NextNone, "deltaY must be non-zero and within [-%d, %d]", dom.MaxScroll, dom.MaxScroll)
+			return errcode.Errorf(errcode.InvalidScroll, errcode.NextNone, "deltaY must be non-zero and within [-%d, %d]", dom.MaxScroll, dom.MaxScroll)
 		}
 	default:
 		return bad("unknown action type %q (click, fill, select, key, scroll)", a.Type)
@@ -564,7 +565,7 @@ func domAction(a ActAction) dom.Action {
 }
 
 func errMessage(err error) string {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if errors.As(err, &ce) {
 		return ce.Message
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func fillStep(ref, text string) map[string]any {
@@ -122,8 +123,8 @@ func TestE2EBatchOneReviewFourEffects(t *testing.T) {
 	}
 	// Jobs are their conversation's own; unknown ids are job_unknown.
 	other := e.otherConv("other")
-	wantFail(t, e.callAs(other, "browser_job", map[string]any{"jobId": id}), consent.CodeWrongConversation, false)
-	wantFail(t, e.call("browser_job", map[string]any{"jobId": "job-nope"}), consent.CodeJobUnknown, false)
+	wantFail(t, e.callAs(other, "browser_job", map[string]any{"jobId": id}), errcode.WrongConversation, false)
+	wantFail(t, e.call("browser_job", map[string]any{"jobId": "job-nope"}), errcode.JobUnknown, false)
 }
 
 func TestE2EBatchStopsWhenATargetChanged(t *testing.T) {
@@ -145,7 +146,7 @@ func TestE2EBatchStopsWhenATargetChanged(t *testing.T) {
 		}
 	}
 	second := st[1].(map[string]any)
-	if second["code"] != string(consent.CodePageChanged) || second["dispatched"] != false ||
+	if second["code"] != string(errcode.PageChanged) || second["dispatched"] != false ||
 		!strings.Contains(second["error"].(string), "Renamed") {
 		t.Errorf("step 2 = %v, want the mismatch reported undispatched", second)
 	}
@@ -186,11 +187,11 @@ func TestE2EBatchPendingAndCooperativeCancel(t *testing.T) {
 	_, snap := e.observe(tab, true)
 	id, _ := e.submitBatch(tab, formSteps(t, snap)[:2])
 	e.awaitHeld(id, held) // step 1 ran; step 2 waits
-	res := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeJobPending, false)
+	res := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), errcode.JobPending, false)
 	if !strings.Contains(res["error"].(string), id) {
 		t.Errorf("job_pending does not name the job: %v", res["error"])
 	}
-	wantFail(t, e.call("browser_batch", map[string]any{"tabId": tab, "steps": []map[string]any{fillStep("e1", "x")}}), consent.CodeJobPending, false)
+	wantFail(t, e.call("browser_batch", map[string]any{"tabId": tab, "steps": []map[string]any{fillStep("e1", "x")}}), errcode.JobPending, false)
 	running := wantOK(t, e.call("browser_job", map[string]any{"jobId": id, "cancel": true}))
 	if running["status"] != "running" || running["cancelRequested"] != true {
 		t.Errorf("cancel answer = %v", running)
@@ -319,7 +320,7 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 	_, snap := e.observe(tab, true)
 	steps := formSteps(t, snap)
 	res := e.submitThenHangUp(tab, steps)
-	lost := wantFail(t, res, consent.CodeJobUnknown, false)
+	lost := wantFail(t, res, errcode.JobUnknown, false)
 	id := jobIDPattern.FindString(lost["error"].(string))
 	if id == "" || e.d.JobDone(id) == nil {
 		t.Fatalf("job_unknown names no started job: %v", lost["error"])
@@ -328,12 +329,12 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 
 	frozen := func(tool string, args map[string]any) {
 		t.Helper()
-		f := wantFail(t, e.call(tool, args), consent.CodeJobUnknown, false)
+		f := wantFail(t, e.call(tool, args), errcode.JobUnknown, false)
 		msg := f["error"].(string)
 		if !strings.Contains(msg, id) || !strings.Contains(msg, "unknown") || !strings.Contains(msg, "console") {
 			t.Errorf("%s: job_unknown message %q does not name the job and the operator's clear", tool, msg)
 		}
-		if f["next"] != string(consent.NextUserResume) {
+		if f["next"] != string(errcode.NextUserResume) {
 			t.Errorf("%s: next = %v", tool, f["next"])
 		}
 	}
@@ -402,12 +403,12 @@ func TestE2EBatchFreezeClearedWhileRunningIsJobPending(t *testing.T) {
 	tab := e.open("/e2e/batch.html")
 	_, snap := e.observe(tab, true)
 	res := e.submitThenHangUp(tab, formSteps(t, snap)[:2])
-	id := jobIDPattern.FindString(wantFail(t, res, consent.CodeJobUnknown, false)["error"].(string))
+	id := jobIDPattern.FindString(wantFail(t, res, errcode.JobUnknown, false)["error"].(string))
 	e.awaitHeld(id, held)
 	if err := e.eng.ClearFreeze(e.conv); err != nil {
 		t.Fatal(err)
 	}
-	p := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeJobPending, false)
+	p := wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), errcode.JobPending, false)
 	if !strings.Contains(p["error"].(string), id) {
 		t.Errorf("job_pending does not name the job: %v", p["error"])
 	}
@@ -445,7 +446,7 @@ func TestE2EBatchClientGoneDuringReviewRunsNothing(t *testing.T) {
 	case <-e.ctx.Done():
 		t.Fatal("the submit never returned")
 	}
-	wantFail(t, res, consent.CodeCanceled, false)
+	wantFail(t, res, errcode.Canceled, false)
 	select {
 	case id := <-started:
 		t.Fatalf("job %s started after its review was withdrawn", id)

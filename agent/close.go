@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // closeTab is browser_close: the conversation closes one of its own tabs.
@@ -15,15 +16,15 @@ import (
 // person has taken over) and is audited like every call.
 func (d *Dispatcher) closeTab(ctx context.Context, conv consent.ConversationID, a CloseArgs) (Result, consent.TabID) {
 	if a.TabID == "" {
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "tabId is required: name the tab to close (see browser_tabs)")), ""
+		return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextListTabs, "tabId is required: name the tab to close (see browser_tabs)")), ""
 	}
 	tab := consent.TabID(a.TabID)
 	owner, known := d.engine.Owner(tab)
 	switch {
 	case !known:
-		return fail(consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", tab)), tab
+		return fail(errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", tab)), tab
 	case owner != conv:
-		return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that tab belongs to another conversation or to the operator")), tab
+		return fail(errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that tab belongs to another conversation or to the operator")), tab
 	}
 	op, err := d.engine.Begin(ctx, conv, tab, "close")
 	if err != nil {

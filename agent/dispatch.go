@@ -15,6 +15,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -136,25 +137,25 @@ func (d *Dispatcher) Withdraw() { d.calls.shutdown() }
 // the shutdown's doing; a call that failed otherwise, or finished, keeps
 // its own result.
 func shutdownResult(ctx context.Context, res Result) (Result, bool) {
-	if !res.IsError || res.Code() != string(consent.CodeCanceled) || context.Cause(ctx) != ErrShuttingDown {
+	if !res.IsError || res.Code() != string(errcode.Canceled) || context.Cause(ctx) != ErrShuttingDown {
 		return res, false
 	}
 	dispatched, _ := res.Object["dispatched"].(bool)
 	changed, _ := res.Object["mayHaveChangedState"].(bool)
-	return fail(withdrawn(&consent.Error{Dispatched: dispatched, MayHaveChangedState: changed})), true
+	return fail(withdrawn(&errcode.Error{Dispatched: dispatched, MayHaveChangedState: changed})), true
 }
 
 // withdrawn is the error of a call the shutdown ended; was says what had
 // already reached the page (nil: nothing).
-func withdrawn(was *consent.Error) *consent.Error {
+func withdrawn(was *errcode.Error) *errcode.Error {
 	if was != nil && (was.Dispatched || was.MayHaveChangedState) {
-		return &consent.Error{
-			Code:       consent.CodeCanceled,
+		return &errcode.Error{
+			Code:       errcode.Canceled,
 			Message:    "the console shut down while this call ran: its action was already dispatched and may have changed the page; observe it when the console is back before doing anything else",
-			Dispatched: true, MayHaveChangedState: true, Next: consent.NextObserveBeforeRetry,
+			Dispatched: true, MayHaveChangedState: true, Next: errcode.NextObserveBeforeRetry,
 		}
 	}
-	return consent.Errorf(consent.CodeCanceled, consent.NextListTabs, "withdrawn by shutdown: the console is shutting down; any review this call waited on was withdrawn and nothing it would have allowed ran")
+	return errcode.Errorf(errcode.Canceled, errcode.NextListTabs, "withdrawn by shutdown: the console is shutting down; any review this call waited on was withdrawn and nothing it would have allowed ran")
 }
 
 // inflight tracks running calls so Shutdown can cancel them and wait.
@@ -226,7 +227,7 @@ func (f *inflight) drain(ctx context.Context) error {
 
 func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) (Result, consent.TabID) {
 	if conv == "" {
-		return fail(consent.Errorf(consent.CodeMissingSession, consent.NextListTabs, "this call carries no conversation identity")), ""
+		return fail(errcode.Errorf(errcode.MissingSession, errcode.NextListTabs, "this call carries no conversation identity")), ""
 	}
 	// After a crash every old tab is gone; the agent must hear that the
 	// browser is coming back, not that its tab closed. web_use waits for
@@ -282,7 +283,7 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 	case "webmcp_call_tool":
 		return run(ctx, conv, args, d.callSiteTool)
 	}
-	return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "unknown tool %q", tool)), ""
+	return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextListTabs, "unknown tool %q", tool)), ""
 }
 
 // run decodes args into the tool's argument shape A and runs the tool;
@@ -303,7 +304,7 @@ func decode(args json.RawMessage, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "arguments do not match the tool's schema: %v", err)
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "arguments do not match the tool's schema: %v", err)
 	}
 	return nil
 }
@@ -354,16 +355,16 @@ const MaxURLBytes = 8 << 10
 // invalid_url). It runs before any review and before any tab exists.
 func checkURL(raw string) (*url.URL, error) {
 	if len(raw) > MaxURLBytes {
-		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "the URL is %d bytes; at most %d are accepted", len(raw), MaxURLBytes)
+		return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "the URL is %d bytes; at most %d are accepted", len(raw), MaxURLBytes)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
-		return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "use an absolute http or https URL without credentials")
+		return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "use an absolute http or https URL without credentials")
 	}
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return nil, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "port %s is not a valid port (1 to 65535)", p)
+			return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "port %s is not a valid port (1 to 65535)", p)
 		}
 	}
 	return u, nil
@@ -376,7 +377,7 @@ func (d *Dispatcher) precheckPolicy(raw string) error {
 	if dec.Allow {
 		return nil
 	}
-	return &consent.Error{Code: consent.Code(dec.Code), Message: dec.Message, Next: consent.NextNone}
+	return &errcode.Error{Code: errcode.Code(dec.Code), Message: dec.Message, Next: errcode.NextNone}
 }
 
 func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a OpenArgs) (Result, consent.TabID) {
@@ -403,7 +404,7 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 		// Site tools attach before the first navigation so the polyfill is
 		// there for the first document; a failure only costs site tools.
 		if err := d.attachSiteTools(op.Context(), conv, tab); err != nil {
-			d.engine.Note(conv, "site tools unavailable in "+string(tab)+": "+string(consent.CodeOf(err)), true)
+			d.engine.Note(conv, "site tools unavailable in "+string(tab)+": "+string(errcode.Of(err)), true)
 		}
 		if !a.Background {
 			d.engine.FocusTab(tab)
@@ -424,7 +425,7 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 		"tabId":   string(tab),
 		"url":     info.URL,
 		"visible": d.visible(conv, tab),
-		"next":    string(consent.NextObserve),
+		"next":    string(errcode.NextObserve),
 		"trust":   TrustUntrusted,
 	}), tab
 }
@@ -439,21 +440,21 @@ const releaseTimeout = 10 * time.Second
 // failure says the site may have been reached does the tab stay: what it
 // shows is how the agent finds out (browser_tabs lists it).
 func (d *Dispatcher) releaseTab(ctx context.Context, conv consent.ConversationID, tab consent.TabID, cause error) Result {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if errors.As(cause, &ce) && (ce.Dispatched || ce.MayHaveChangedState) {
 		return fail(cause)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	if err := d.browser.CloseTab(cctx, conv, tab); err != nil && consent.CodeOf(err) != consent.CodeTabClosed {
-		d.engine.Note(conv, "could not close the tab of a failed open ("+string(tab)+"): "+string(consent.CodeOf(err)), true)
+	if err := d.browser.CloseTab(cctx, conv, tab); err != nil && errcode.Of(err) != errcode.TabClosed {
+		d.engine.Note(conv, "could not close the tab of a failed open ("+string(tab)+"): "+string(errcode.Of(err)), true)
 	}
 	return fail(cause)
 }
 
 func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, a NavigateArgs) (Result, consent.TabID) {
 	if (a.URL == "") == (a.Action == "") {
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "give url or action (back, forward, reload), not both")), ""
+		return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "give url or action (back, forward, reload), not both")), ""
 	}
 	if a.URL != "" {
 		if _, err := checkURL(a.URL); err != nil {
@@ -463,7 +464,7 @@ func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, 
 			return fail(err), ""
 		}
 	} else if a.Action != "back" && a.Action != "forward" && a.Action != "reload" {
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "action must be back, forward or reload")), ""
+		return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "action must be back, forward or reload")), ""
 	}
 	tab, err := d.resolveTab(conv, a.TabID)
 	if err != nil {
@@ -489,7 +490,7 @@ func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, 
 	return ok(map[string]any{
 		"outcome": "navigation_finished",
 		"url":     info.URL,
-		"next":    string(consent.NextObserve),
+		"next":    string(errcode.NextObserve),
 		"trust":   TrustUntrusted,
 	}), tab
 }
@@ -528,10 +529,10 @@ func (d *Dispatcher) sameOrigin(tab consent.TabID, origin string) func() error {
 		}
 		now, err := pageOrigin(info.URL)
 		if err != nil || now != origin {
-			return consent.Errorf(consent.CodePageChanged, consent.NextObserveBeforeRetry, "the page left %s while the review was open", origin)
+			return errcode.Errorf(errcode.PageChanged, errcode.NextObserveBeforeRetry, "the page left %s while the review was open", origin)
 		}
 		if d.policy != nil && !d.policy.AllowsOrigin(origin) {
-			return consent.Errorf(consent.CodeWebsiteBlocked, consent.NextNone, "%s", policy.MsgWebsiteBlocked)
+			return errcode.Errorf(errcode.WebsiteBlocked, errcode.NextNone, "%s", policy.MsgWebsiteBlocked)
 		}
 		return nil
 	}
@@ -541,7 +542,7 @@ func (d *Dispatcher) sameOrigin(tab consent.TabID, origin string) func() error {
 func pageOrigin(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "the tab shows no web page (open a URL first)")
+		return "", errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "the tab shows no web page (open a URL first)")
 	}
 	return u.Scheme + "://" + u.Host, nil
 }
@@ -583,7 +584,7 @@ func (d *Dispatcher) observe(ctx context.Context, conv consent.ConversationID, a
 
 func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a ActArgs) (Result, consent.TabID) {
 	if a.ObservationID == "" {
-		return fail(consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observationId is required: observe first")), ""
+		return fail(errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "observationId is required: observe first")), ""
 	}
 	p, res, tab := d.beginPage(ctx, conv, a.TabID, "act")
 	if p == nil {
@@ -609,7 +610,7 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 	return ok(map[string]any{
 		"dispatched": receipt.Dispatched,
 		"outcome":    receipt.Outcome,
-		"next":       string(consent.NextObserve),
+		"next":       string(errcode.NextObserve),
 	}), tab
 }
 
@@ -617,13 +618,13 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 // anything touches the page.
 func checkAssertion(assertion, value string) error {
 	if strings.TrimSpace(value) == "" {
-		return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "an assertion needs a non-empty value")
+		return errcode.Errorf(errcode.InvalidAssertion, errcode.NextNone, "an assertion needs a non-empty value")
 	}
 	switch assertion {
 	case dom.TextContains, dom.TextAbsent, dom.URLIs, dom.TitleContains, dom.ElementVisible:
 		return nil
 	}
-	return consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")
+	return errcode.Errorf(errcode.InvalidAssertion, errcode.NextNone, "assertion must be text_contains, text_absent, url_is, title_contains or element_visible")
 }
 
 // reviewAction turns a prepared action into what the review panel shows.
@@ -664,10 +665,10 @@ func (d *Dispatcher) handoff(_ context.Context, conv consent.ConversationID, a H
 	if tab != "" {
 		owner, known := d.engine.Owner(tab)
 		if !known {
-			return fail(consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", tab)), tab
+			return fail(errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", tab)), tab
 		}
 		if owner != conv {
-			return fail(consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that tab belongs to another conversation")), tab
+			return fail(errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that tab belongs to another conversation")), tab
 		}
 	}
 	// A second handoff while paused changes nothing: the person already
@@ -685,7 +686,7 @@ func (d *Dispatcher) handoff(_ context.Context, conv consent.ConversationID, a H
 		reason = "the agent asks you to take over"
 	}
 	d.engine.Note(conv, "handoff: "+sanitizeNote(reason)+" — press r to resume", true)
-	return ok(map[string]any{"status": "paused", "next": string(consent.NextUserResume)}), tab
+	return ok(map[string]any{"status": "paused", "next": string(errcode.NextUserResume)}), tab
 }
 
 // sanitizeNote bounds agent-supplied text before it reaches the operator's screen.
@@ -711,11 +712,11 @@ func (d *Dispatcher) resolveTab(conv consent.ConversationID, id string) (consent
 	open, _ := liveTabs(d.engine.Snapshot(), conv)
 	switch len(open) {
 	case 0:
-		return "", consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "this conversation has no open tab: call browser_open")
+		return "", errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "this conversation has no open tab: call browser_open")
 	case 1:
 		return open[0].ID, nil
 	}
-	return "", consent.Errorf(consent.CodeInvalidAction, consent.NextListTabs, "this conversation has %d tabs: pass tabId (see browser_tabs)", len(open))
+	return "", errcode.Errorf(errcode.InvalidAction, errcode.NextListTabs, "this conversation has %d tabs: pass tabId (see browser_tabs)", len(open))
 }
 
 func (d *Dispatcher) visible(conv consent.ConversationID, tab consent.TabID) bool {
@@ -731,14 +732,14 @@ func opErr(op *consent.Op, err error) error {
 	if why == nil {
 		return err
 	}
-	var ce, oe *consent.Error
+	var ce, oe *errcode.Error
 	if !errors.As(why, &oe) {
 		return err
 	}
 	if errors.As(err, &ce) && ce.Dispatched {
 		out := *oe
 		out.Dispatched, out.MayHaveChangedState = true, true
-		out.Next = consent.NextObserveBeforeRetry
+		out.Next = errcode.NextObserveBeforeRetry
 		return &out
 	}
 	return oe

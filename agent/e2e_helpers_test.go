@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -450,7 +451,7 @@ var nexts = map[string]bool{"observe": true, "observe_before_retry": true, "revi
 // wantFail checks the whole failure envelope (DESIGN §5), not just the code:
 // every failure says whether it was dispatched, never invites a retry, names
 // a next step and carries the trust label.
-func wantFail(t *testing.T, r agent.Result, code consent.Code, dispatched bool) map[string]any {
+func wantFail(t *testing.T, r agent.Result, code errcode.Code, dispatched bool) map[string]any {
 	t.Helper()
 	obj := roundTrip(t, r)
 	if !r.IsError {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // End-to-end tests of the tool dispatch in a real Chromium. Every gate is
@@ -41,7 +42,7 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	other := newSite(t)
 	p = e.start("browser_open", map[string]any{"url": other.URL + actPage})
 	denied := e.op.deny(consent.KindNavigation, other.URL)
-	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	wantFail(t, p.result(), errcode.UserDenied, false)
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the denied origin", n)
 	}
@@ -49,7 +50,7 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	if _, known := e.eng.Owner(denied.Tab); known {
 		t.Fatalf("the denied open's tab %s is still open", denied.Tab)
 	}
-	wantFail(t, e.call("browser_observe", map[string]any{"tabId": string(denied.Tab)}), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": string(denied.Tab)}), errcode.TabClosed, false)
 	if n := reviewsShown(e.conv, consent.KindNavigation); n != 2 {
 		t.Fatalf("%d navigation reviews shown, want 2", n)
 	}
@@ -116,15 +117,15 @@ func TestE2EActClickAndRefusals(t *testing.T) {
 	waitRecord(t, e.ctx, e.site, "e2e-ping")
 
 	// The observation was used up by the click.
-	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeStaleObservation, false)
+	wantFail(t, e.call("browser_act", click(tab, obs, ping)), errcode.StaleObservation, false)
 
 	obs, snap = e.observe(tab, false)
 	pw := refOf(t, snap, "textbox", "Password")
 	fill := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "fill", "ref": pw, "text": "hunter2"}}
-	wantFail(t, e.call("browser_act", fill), consent.CodeSignInRequired, false)
+	wantFail(t, e.call("browser_act", fill), errcode.SignInRequired, false)
 
 	locked := refOf(t, snap, "button", "Locked")
-	wantFail(t, e.call("browser_act", click(tab, obs, locked)), consent.CodeElementDisabled, false)
+	wantFail(t, e.call("browser_act", click(tab, obs, locked)), errcode.ElementDisabled, false)
 
 	// The modal is only found when the approved click is about to land;
 	// nothing reaches the page.
@@ -134,7 +135,7 @@ func TestE2EActClickAndRefusals(t *testing.T) {
 	if r.Action == nil || r.Action.Name != "Behind modal" {
 		t.Fatalf("action review %+v", r.Action)
 	}
-	wantFail(t, p.result(), consent.CodeElementObscured, false)
+	wantFail(t, p.result(), errcode.ElementObscured, false)
 	if n := recordHits(e.site, "e2e-behind"); n != 0 {
 		t.Fatalf("the click behind the modal reached the page (%d)", n)
 	}
@@ -153,7 +154,7 @@ func TestE2EDeniedActionIsNotDispatched(t *testing.T) {
 	ping := refOf(t, snap, "button", "Ping server")
 	p := e.start("browser_act", click(tab, obs, ping))
 	e.op.deny(consent.KindAction, e.site.URL)
-	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	wantFail(t, p.result(), errcode.UserDenied, false)
 	if n := recordHits(e.site, "e2e-ping"); n != 0 {
 		t.Fatalf("denied click reached the server %d times", n)
 	}
@@ -178,9 +179,9 @@ func TestE2EVerify(t *testing.T) {
 		t.Fatalf("absent text verified: %v", obj)
 	}
 	for _, v := range []string{"", "   "} {
-		wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": v}), consent.CodeInvalidAssertion, false)
+		wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": v}), errcode.InvalidAssertion, false)
 	}
-	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "looks_nice", "value": "x"}), consent.CodeInvalidAssertion, false)
+	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "looks_nice", "value": "x"}), errcode.InvalidAssertion, false)
 }
 
 func TestE2EHandoffPausesEverything(t *testing.T) {
@@ -202,7 +203,7 @@ func TestE2EHandoffPausesEverything(t *testing.T) {
 	if !e.eng.Paused(e.conv) {
 		t.Fatal("conversation not paused after handoff")
 	}
-	wantFail(t, held.result(), consent.CodePaused, false)
+	wantFail(t, held.result(), errcode.Paused, false)
 	if n := waiting.Total(); n != 0 {
 		t.Fatalf("%d requests reached an origin whose review was aborted by the take-over", n)
 	}
@@ -227,7 +228,7 @@ func TestE2EHandoffPausesEverything(t *testing.T) {
 		{"browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "Dispatch"}},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
-			o := wantFail(t, e.call(c.tool, c.args), consent.CodePaused, false)
+			o := wantFail(t, e.call(c.tool, c.args), errcode.Paused, false)
 			if o["next"] != "user_resume" {
 				t.Errorf("next = %v", o["next"])
 			}
@@ -248,7 +249,7 @@ func TestE2EHandoffPausesEverything(t *testing.T) {
 	if err := e.eng.Resume(e.conv); err != nil {
 		t.Fatal(err)
 	}
-	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeStaleObservation, false)
+	wantFail(t, e.call("browser_act", click(tab, obs, ping)), errcode.StaleObservation, false)
 	if n := recordHits(e.site, "e2e-ping"); n != 0 {
 		t.Fatalf("stale click reached the server %d times", n)
 	}
@@ -287,7 +288,7 @@ func TestE2EWrongConversation(t *testing.T) {
 		{"browser_handoff", map[string]any{"tabId": tab}},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
-			wantFail(t, e.callAs(intruder, c.tool, c.args), consent.CodeWrongConversation, false)
+			wantFail(t, e.callAs(intruder, c.tool, c.args), errcode.WrongConversation, false)
 		})
 	}
 	obj := wantOK(t, e.callAs(intruder, "browser_tabs", nil))
@@ -312,8 +313,8 @@ func TestE2EBusy(t *testing.T) {
 	tab := e.open(actPage)
 	p := e.start("browser_observe", map[string]any{"tabId": tab})
 	r := e.op.await(consent.KindRead, e.site.URL)
-	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeBusy, false)
-	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), consent.CodeBusy, false)
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), errcode.Busy, false)
+	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), errcode.Busy, false)
 	e.op.decide(r, true)
 	wantOK(t, p.result())
 	// Free again once the first op ended.
@@ -332,14 +333,14 @@ func TestE2ETabClosed(t *testing.T) {
 	// marks the tab closed, and a call in that window fails
 	// browser_operation_failed (a lost CDP session) instead of tab_closed.
 	e.waitTabGone(tab)
-	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), consent.CodeTabClosed, false)
-	wantFail(t, e.call("browser_act", click(tab, obs, ping)), consent.CodeTabClosed, false)
-	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), consent.CodeTabClosed, false)
-	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), consent.CodeTabClosed, false)
-	wantFail(t, e.call("browser_open", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), consent.CodeTabClosed, false)
-	wantFail(t, e.call("browser_handoff", map[string]any{"tabId": tab}), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), errcode.TabClosed, false)
+	wantFail(t, e.call("browser_act", click(tab, obs, ping)), errcode.TabClosed, false)
+	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), errcode.TabClosed, false)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), errcode.TabClosed, false)
+	wantFail(t, e.call("browser_open", map[string]any{"tabId": tab, "url": e.site.URL + actPage}), errcode.TabClosed, false)
+	wantFail(t, e.call("browser_handoff", map[string]any{"tabId": tab}), errcode.TabClosed, false)
 	// Without tabId there is no tab to guess.
-	wantFail(t, e.call("browser_observe", nil), consent.CodeTabClosed, false)
+	wantFail(t, e.call("browser_observe", nil), errcode.TabClosed, false)
 	obj := wantOK(t, e.call("browser_tabs", nil))
 	if tabs, _ := obj["tabs"].([]any); len(tabs) != 0 {
 		t.Fatalf("closed tab still listed: %v", tabs)
@@ -356,13 +357,13 @@ func TestE2EMissingSessionAndInvalidURL(t *testing.T) {
 		if tool == "browser_tabs" {
 			args = nil
 		}
-		wantFail(t, e.callAs("", tool, args), consent.CodeMissingSession, false)
+		wantFail(t, e.callAs("", tool, args), errcode.MissingSession, false)
 	}
 	for _, u := range []string{
 		"", "not a url", "/e2e/act.html", "ftp://127.0.0.1/", "javascript:alert(1)",
 		"file:///etc/passwd", "http://user:pw@" + strings.TrimPrefix(e.site.URL, "http://") + "/", "http://",
 	} {
-		wantFail(t, e.call("browser_open", map[string]any{"url": u}), consent.CodeInvalidURL, false)
+		wantFail(t, e.call("browser_open", map[string]any{"url": u}), errcode.InvalidURL, false)
 	}
 	if n := len(e.br.Tabs(e.conv)); n != 0 {
 		t.Fatalf("refused opens left %d tabs", n)
@@ -371,7 +372,7 @@ func TestE2EMissingSessionAndInvalidURL(t *testing.T) {
 		t.Fatalf("%d requests reached the site", n)
 	}
 	tab := e.open(actPage)
-	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": "data:text/html,hi"}), consent.CodeInvalidURL, false)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": "data:text/html,hi"}), errcode.InvalidURL, false)
 	if n := e.site.Total(); n != 1 {
 		t.Fatalf("%d requests, want only the approved open", n)
 	}
@@ -381,7 +382,7 @@ func TestE2EPolicyBlocksBeforeAnyReview(t *testing.T) {
 	allowed := newSite(t)
 	e := newE2E(t, withPolicy(mustPolicy(t, allowed.URL)))
 	// e.site is not in browserOrigins.
-	wantFail(t, e.call("browser_open", map[string]any{"url": e.site.URL + actPage}), consent.CodeWebsiteBlocked, false)
+	wantFail(t, e.call("browser_open", map[string]any{"url": e.site.URL + actPage}), errcode.WebsiteBlocked, false)
 	if n := e.site.Total(); n != 0 {
 		t.Fatalf("%d requests reached the blocked origin", n)
 	}
@@ -396,7 +397,7 @@ func TestE2EPolicyBlocksBeforeAnyReview(t *testing.T) {
 	e.op.approve(consent.KindNavigation, allowed.URL)
 	obj := wantOK(t, p.result())
 	tab := obj["tabId"].(string)
-	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}), consent.CodeWebsiteBlocked, false)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}), errcode.WebsiteBlocked, false)
 	if n := e.site.Total(); n != 0 {
 		t.Fatalf("%d requests reached the blocked origin", n)
 	}
@@ -418,7 +419,7 @@ func TestE2EAuditOneRecordPerCallNoTypedText(t *testing.T) {
 	}
 	wantOK(t, p.result())
 	// The same stale fill again, and a call with no session.
-	wantFail(t, e.call("browser_act", fill), consent.CodeStaleObservation, false)
+	wantFail(t, e.call("browser_act", fill), errcode.StaleObservation, false)
 	obj := wantOK(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_absent", "value": canary}))
 	if obj["verified"] != true {
 		t.Fatalf("a field value counted as page text: %v", obj)
@@ -488,7 +489,7 @@ func TestE2ELinkClickToAnotherOriginIsHeld(t *testing.T) {
 	e.op.decide(r, false)
 	if res := p.result(); res.IsError {
 		// The click itself was dispatched; a failure must say so.
-		wantFail(t, res, consent.Code(res.Code()), true)
+		wantFail(t, res, errcode.Code(res.Code()), true)
 	}
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the denied origin", n)
@@ -502,7 +503,7 @@ func TestE2ERedirectHopNeedsItsOwnConsent(t *testing.T) {
 	p := e.start("browser_open", map[string]any{"url": e.site.URL + "/302chain?n=2&to=" + other.URL + actPage})
 	e.op.approve(consent.KindNavigation, e.site.URL)
 	e.op.deny(consent.KindNavigation, other.URL)
-	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	wantFail(t, p.result(), errcode.UserDenied, false)
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the redirect target", n)
 	}
@@ -549,7 +550,7 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 	refOf(t, psnap, "button", "Ping server")
 	// A foreign conversation cannot touch the popup either.
 	intruder := e.otherConv("intruder")
-	wantFail(t, e.callAs(intruder, "browser_observe", map[string]any{"tabId": string(r.Tab)}), consent.CodeWrongConversation, false)
+	wantFail(t, e.callAs(intruder, "browser_observe", map[string]any{"tabId": string(r.Tab)}), errcode.WrongConversation, false)
 }
 
 // A background open does not steal the operator's screen: its review waits
@@ -617,8 +618,8 @@ func TestE2ENavigateHistory(t *testing.T) {
 	if obj["url"] != e.site.URL+actPage || e.site.Count(actPage) < 2 {
 		t.Fatalf("reload %v, %d loads", obj, e.site.Count(actPage))
 	}
-	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "action": "sideways"}), consent.CodeInvalidAction, false)
-	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "action": "back", "url": e.site.URL}), consent.CodeInvalidAction, false)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "action": "sideways"}), errcode.InvalidAction, false)
+	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "action": "back", "url": e.site.URL}), errcode.InvalidAction, false)
 }
 
 // The operator's cancel (x) ends the op waiting at its review; a tab closed
@@ -631,7 +632,7 @@ func TestE2ECancelAndCloseEndWaitingReviews(t *testing.T) {
 	if err := e.eng.Cancel(e.conv); err != nil {
 		t.Fatal(err)
 	}
-	wantFail(t, p.result(), consent.CodeCanceled, false)
+	wantFail(t, p.result(), errcode.Canceled, false)
 	if n := reviewsShown(e.conv, consent.KindRead); n != 1 {
 		t.Fatalf("%d read reviews shown", n)
 	}
@@ -641,7 +642,7 @@ func TestE2ECancelAndCloseEndWaitingReviews(t *testing.T) {
 	if err := e.br.CloseTab(e.ctx, e.conv, consentTab(tab)); err != nil {
 		t.Fatal(err)
 	}
-	wantFail(t, p.result(), consent.CodeTabClosed, false)
+	wantFail(t, p.result(), errcode.TabClosed, false)
 	if st := e.eng.Snapshot(); len(st.Queue) != 0 {
 		t.Fatalf("reviews left after the tab closed: %+v", st.Queue)
 	}
@@ -661,19 +662,19 @@ func TestE2EActRefusedBeforeTheGate(t *testing.T) {
 		name string
 		tool string
 		args any
-		code consent.Code
+		code errcode.Code
 	}{
-		{"no observation", "browser_act", map[string]any{"tabId": tab, "action": map[string]any{"type": "click", "ref": ping}}, consent.CodeStaleObservation},
-		{"unknown observation", "browser_act", map[string]any{"tabId": tab, "observationId": "o-nope", "action": map[string]any{"type": "click", "ref": ping}}, consent.CodeStaleObservation},
-		{"unknown ref", "browser_act", act(map[string]any{"type": "click", "ref": "e9999"}), consent.CodeStaleElement},
-		{"bad key", "browser_act", act(map[string]any{"type": "key", "key": "F13"}), consent.CodeInvalidKey},
-		{"scroll too far", "browser_act", act(map[string]any{"type": "scroll", "deltaY": 5000}), consent.CodeInvalidScroll},
-		{"click x,y without image", "browser_act", act(map[string]any{"type": "click", "x": 10, "y": 10}), consent.CodeImageRequired},
-		{"unknown action", "browser_act", act(map[string]any{"type": "hover", "ref": ping}), consent.CodeInvalidAction},
-		{"fill a button", "browser_act", act(map[string]any{"type": "fill", "ref": ping, "text": "x"}), consent.CodeNotEditable},
-		{"unknown argument", "browser_observe", map[string]any{"tabId": tab, "conversation": "someone-else"}, consent.CodeInvalidAction},
-		{"arguments not an object", "browser_observe", "[1,2]", consent.CodeInvalidAction},
-		{"unknown tool", "browser_eval", map[string]any{"js": "1"}, consent.CodeInvalidAction},
+		{"no observation", "browser_act", map[string]any{"tabId": tab, "action": map[string]any{"type": "click", "ref": ping}}, errcode.StaleObservation},
+		{"unknown observation", "browser_act", map[string]any{"tabId": tab, "observationId": "o-nope", "action": map[string]any{"type": "click", "ref": ping}}, errcode.StaleObservation},
+		{"unknown ref", "browser_act", act(map[string]any{"type": "click", "ref": "e9999"}), errcode.StaleElement},
+		{"bad key", "browser_act", act(map[string]any{"type": "key", "key": "F13"}), errcode.InvalidKey},
+		{"scroll too far", "browser_act", act(map[string]any{"type": "scroll", "deltaY": 5000}), errcode.InvalidScroll},
+		{"click x,y without image", "browser_act", act(map[string]any{"type": "click", "x": 10, "y": 10}), errcode.ImageRequired},
+		{"unknown action", "browser_act", act(map[string]any{"type": "hover", "ref": ping}), errcode.InvalidAction},
+		{"fill a button", "browser_act", act(map[string]any{"type": "fill", "ref": ping, "text": "x"}), errcode.NotEditable},
+		{"unknown argument", "browser_observe", map[string]any{"tabId": tab, "conversation": "someone-else"}, errcode.InvalidAction},
+		{"arguments not an object", "browser_observe", "[1,2]", errcode.InvalidAction},
+		{"unknown tool", "browser_eval", map[string]any{"js": "1"}, errcode.InvalidAction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wantFail(t, e.call(c.tool, c.args), c.code, false)
@@ -701,7 +702,7 @@ func TestE2EExpiryThroughTheDispatch(t *testing.T) {
 	e.op.approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	ping := refOf(t, snap, "button", "Ping server")
-	wantFail(t, e.call("browser_act", click(tab, older, ping)), consent.CodeStaleObservation, false)
+	wantFail(t, e.call("browser_act", click(tab, older, ping)), errcode.StaleObservation, false)
 
 	obs, _ = e.observe(tab, false)
 	before, _ := e.observe(tab, false)
@@ -717,7 +718,7 @@ func TestE2EExpiryThroughTheDispatch(t *testing.T) {
 	if sc, _ := obj["scroll"].(map[string]any); sc["y"].(float64) < 500 {
 		t.Fatalf("the approved scroll did not move the page: %v", sc)
 	}
-	wantFail(t, e.call("browser_act", click(tab, before, ping)), consent.CodeStaleObservation, false)
+	wantFail(t, e.call("browser_act", click(tab, before, ping)), errcode.StaleObservation, false)
 	if n := recordHits(e.site, "e2e-ping"); n != 0 {
 		t.Fatalf("a stale click reached the server %d times", n)
 	}
@@ -731,7 +732,7 @@ func TestE2ESignInFieldsAreTheOperators(t *testing.T) {
 	p := e.start("browser_observe", map[string]any{"tabId": tab, "includeImage": true})
 	e.op.approve(consent.KindRead, e.site.URL)
 	res := p.result()
-	o := wantFail(t, res, consent.CodeSignInRequired, false)
+	o := wantFail(t, res, errcode.SignInRequired, false)
 	if o["next"] != "user_resume" || len(res.Image) != 0 {
 		t.Fatalf("image observation of a sign-in page: next %v, %d image bytes", o["next"], len(res.Image))
 	}
@@ -739,7 +740,7 @@ func TestE2ESignInFieldsAreTheOperators(t *testing.T) {
 	for _, name := range []string{"Password", "One-time code"} {
 		ref := refOf(t, snap, "textbox", name)
 		fill := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "fill", "ref": ref, "text": "123456"}}
-		wantFail(t, e.call("browser_act", fill), consent.CodeSignInRequired, false)
+		wantFail(t, e.call("browser_act", fill), errcode.SignInRequired, false)
 	}
 	if n := reviewsShown(e.conv, consent.KindAction); n != 0 {
 		t.Fatalf("%d action reviews offered for sign-in fields", n)

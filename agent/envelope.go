@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // TrustUntrusted marks every site-derived string that travels to the model.
@@ -49,12 +49,12 @@ func ok(fields map[string]any) Result {
 // a code are internal failures: browser_operation_failed, and — since we
 // cannot know better — reported as not dispatched only when the error says so.
 func fail(err error) Result {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if !errors.As(err, &ce) {
-		ce = &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: err.Error(), Next: consent.NextListTabs}
+		ce = &errcode.Error{Code: errcode.BrowserOperationFailed, Message: err.Error(), Next: errcode.NextListTabs}
 	}
 	next := ce.Next
-	if next == consent.NextNone {
+	if next == errcode.NextNone {
 		next = defaultNext(ce)
 	}
 	return Result{IsError: true, Object: map[string]any{
@@ -71,21 +71,21 @@ func fail(err error) Result {
 }
 
 // defaultNext picks the agent's next step for codes whose producer did not say.
-func defaultNext(e *consent.Error) consent.Next {
+func defaultNext(e *errcode.Error) errcode.Next {
 	switch e.Code {
-	case consent.CodePaused, consent.CodeSignInRequired:
-		return consent.NextUserResume
-	case consent.CodeTabClosed, consent.CodeWrongConversation, consent.CodeMissingSession,
-		consent.CodeBrowserUnavailable, consent.CodeTabLimit:
-		return consent.NextListTabs
-	case consent.CodeNeedsAttention, consent.CodeUserDenied, consent.CodeTimeout:
-		return consent.NextReview
-	case consent.CodeStaleObservation, consent.CodeStaleElement, consent.CodePageChanged,
-		consent.CodeElementObscured, consent.CodeElementOutsideViewport, consent.CodeElementDisabled:
-		return consent.NextObserveBeforeRetry
+	case errcode.Paused, errcode.SignInRequired:
+		return errcode.NextUserResume
+	case errcode.TabClosed, errcode.WrongConversation, errcode.MissingSession,
+		errcode.BrowserUnavailable, errcode.TabLimit:
+		return errcode.NextListTabs
+	case errcode.NeedsAttention, errcode.UserDenied, errcode.Timeout:
+		return errcode.NextReview
+	case errcode.StaleObservation, errcode.StaleElement, errcode.PageChanged,
+		errcode.ElementObscured, errcode.ElementOutsideViewport, errcode.ElementDisabled:
+		return errcode.NextObserveBeforeRetry
 	}
 	if e.Dispatched {
-		return consent.NextObserveBeforeRetry
+		return errcode.NextObserveBeforeRetry
 	}
-	return consent.NextObserve
+	return errcode.NextObserve
 }

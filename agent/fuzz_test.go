@@ -10,6 +10,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // goneBrowser is a browser whose every tab has just closed: each call fails
@@ -19,27 +20,27 @@ import (
 type goneBrowser struct{}
 
 func (goneBrowser) NewTab(context.Context, consent.ConversationID, bool) (consent.TabID, error) {
-	return "", consent.Errorf(consent.CodeTabLimit, consent.NextListTabs, "no tabs here")
+	return "", errcode.Errorf(errcode.TabLimit, errcode.NextListTabs, "no tabs here")
 }
 
 func (goneBrowser) Navigate(context.Context, consent.ConversationID, consent.TabID, string) error {
-	return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
+	return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
 }
 
 func (goneBrowser) History(context.Context, consent.ConversationID, consent.TabID, string) error {
-	return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
+	return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
 }
 
 func (goneBrowser) Tab(consent.TabID) (consent.TabInfo, error) {
-	return consent.TabInfo{}, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
+	return consent.TabInfo{}, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
 }
 
 func (goneBrowser) CloseTab(context.Context, consent.ConversationID, consent.TabID) error {
-	return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
+	return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
 }
 
 func (goneBrowser) Handle(context.Context, consent.ConversationID, consent.TabID) (*browser.Handle, error) {
-	return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "closed")
+	return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
 }
 
 func (goneBrowser) Available() error { return nil }
@@ -95,7 +96,7 @@ func FuzzDispatchArguments(f *testing.F) {
 			return
 		}
 		code := res.Code()
-		if !codeShape.MatchString(code) || code == string(consent.CodeBrowserOperationFailed) {
+		if !codeShape.MatchString(code) || code == string(errcode.BrowserOperationFailed) {
 			t.Fatalf("%s %q: code %q: %s", tool, args, code, res.JSON())
 		}
 		if msg, _ := res.Object["error"].(string); msg == "" {

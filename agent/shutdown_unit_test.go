@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Shutdown cancels every running call with ErrShuttingDown, waits for each
@@ -58,13 +58,13 @@ func TestShutdownResult(t *testing.T) {
 	other, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 
-	dispatched := fail(&consent.Error{Code: consent.CodeCanceled, Message: "the caller cancelled the operation", Dispatched: true, MayHaveChangedState: true})
+	dispatched := fail(&errcode.Error{Code: errcode.Canceled, Message: "the caller cancelled the operation", Dispatched: true, MayHaveChangedState: true})
 	res, named := shutdownResult(down, dispatched)
 	if !named || res.Code() != "canceled" || res.Object["dispatched"] != true || res.Object["mayHaveChangedState"] != true ||
 		res.Object["next"] != "observe_before_retry" || !strings.Contains(res.Object["error"].(string), "shut down") {
 		t.Fatalf("dispatched act at shutdown: %v (named %v)", res.Object, named)
 	}
-	pending := fail(consent.Errorf(consent.CodeCanceled, consent.NextNone, "the request was cancelled while waiting for review"))
+	pending := fail(errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review"))
 	res, named = shutdownResult(down, pending)
 	if !named || res.Object["dispatched"] != false || res.Object["mayHaveChangedState"] != false ||
 		!strings.Contains(res.Object["error"].(string), "withdrawn by shutdown") {
@@ -75,7 +75,7 @@ func TestShutdownResult(t *testing.T) {
 		res Result
 	}{
 		"cancel without shutdown": {other, pending},
-		"own failure":             {down, fail(consent.Errorf(consent.CodeUserDenied, consent.NextNone, "denied"))},
+		"own failure":             {down, fail(errcode.Errorf(errcode.UserDenied, errcode.NextNone, "denied"))},
 		"success":                 {down, ok(map[string]any{"dispatched": true})},
 	} {
 		got, named := shutdownResult(c.ctx, c.res)

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // The two site-tool tools run through the gates: read → (validate input)
@@ -43,7 +44,7 @@ func (d *Dispatcher) listSiteTools(ctx context.Context, conv consent.Conversatio
 
 func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.ConversationID, a CallToolArgs) (Result, consent.TabID) {
 	if a.ToolID == "" {
-		return fail(consent.Errorf(consent.CodeStaleTool, consent.NextObserve, "toolId is required: call webmcp_list_tools first")), ""
+		return fail(errcode.Errorf(errcode.StaleTool, errcode.NextObserve, "toolId is required: call webmcp_list_tools first")), ""
 	}
 	p, res, tab := d.beginPage(ctx, conv, a.TabID, "site tool")
 	if p == nil {
@@ -84,16 +85,16 @@ func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.Conversation
 // uncertain marks a failure after the tool was invoked: the site may have
 // acted, so the agent must observe rather than repeat.
 func uncertain(err error) error {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if !errors.As(err, &ce) {
-		ce = &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: err.Error()}
+		ce = &errcode.Error{Code: errcode.BrowserOperationFailed, Message: err.Error()}
 	}
 	out := *ce
-	if out.Code == consent.CodeTooManyRequests || out.Code == consent.CodeStaleTool || out.Code == consent.CodeInvalidInput {
+	if out.Code == errcode.TooManyRequests || out.Code == errcode.StaleTool || out.Code == errcode.InvalidInput {
 		return &out // refused before anything reached the page
 	}
 	out.Dispatched, out.MayHaveChangedState = true, true
-	out.Next = consent.NextObserveBeforeRetry
+	out.Next = errcode.NextObserveBeforeRetry
 	return &out
 }
 
@@ -101,14 +102,14 @@ func uncertain(err error) error {
 // callback ran and its result stays with the console (DESIGN §4).
 func withheld(err error) error {
 	why := "the operator did not share the result"
-	if consent.CodeOf(err) == consent.CodeDisclosureTimeout || consent.CodeOf(err) == consent.CodeTimeout {
+	if errcode.Of(err) == errcode.DisclosureTimeout || errcode.Of(err) == errcode.Timeout {
 		why = "the share review timed out"
 	}
-	return &consent.Error{
-		Code:                consent.CodeResultWithheld,
+	return &errcode.Error{
+		Code:                errcode.ResultWithheld,
 		Message:             why + "; the site tool ran — do not repeat it, observe the page instead",
 		Dispatched:          true,
 		MayHaveChangedState: true,
-		Next:                consent.NextObserve,
+		Next:                errcode.NextObserve,
 	}
 }

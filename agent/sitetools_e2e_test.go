@@ -19,6 +19,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/tui"
 	"github.com/tabwarden/tabwarden/webmcp"
 )
@@ -201,7 +202,7 @@ func siteTakeOverCancels(t *testing.T, w *siteWorld) {
 	if err := w.eng.TakeOver(r.conv); err != nil {
 		t.Fatal(err)
 	}
-	siteFail(t, call.result(), consent.CodePaused, true)
+	siteFail(t, call.result(), errcode.Paused, true)
 	r.srv.waitCount(t, r.ctx, "/cancelled", 1)
 	if n := r.srv.count("/record"); n != 0 {
 		t.Fatalf("the cancelled call recorded %d times", n)
@@ -368,7 +369,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	res := call.wait(t, ctx)
 	var env siteEnvelope
 	siteStructured(t, res, &env)
-	if !res.IsError || env.Code != string(consent.CodeResultWithheld) || !env.Dispatched || !env.MayHaveChangedState || env.RetrySafe {
+	if !res.IsError || env.Code != string(errcode.ResultWithheld) || !env.Dispatched || !env.MayHaveChangedState || env.RetrySafe {
 		t.Fatalf("denied share: isError=%v %+v", res.IsError, env)
 	}
 	// The call is over; no later line may carry the secret either.
@@ -379,7 +380,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	if strings.Contains(string(full), srv.canary) || strings.Contains(wire.String(), srv.canary) {
 		t.Errorf("the secret reached the MCP client: %s", full)
 	}
-	if !strings.Contains(wire.String(), string(consent.CodeResultWithheld)) {
+	if !strings.Contains(wire.String(), string(errcode.ResultWithheld)) {
 		t.Errorf("the wire siteCapture missed the withheld result; the grep above proves nothing")
 	}
 
@@ -400,7 +401,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 			continue
 		}
 		denied = denied || (rec.Kind == audit.KindDecision && rec.ReviewKind == string(consent.KindDisclosure) && rec.Decision == "denied")
-		withheld = withheld || (rec.Kind == audit.KindToolCall && rec.Tool == "webmcp_call_tool" && rec.Code == string(consent.CodeResultWithheld))
+		withheld = withheld || (rec.Kind == audit.KindToolCall && rec.Tool == "webmcp_call_tool" && rec.Code == string(errcode.ResultWithheld))
 	}
 	if !denied || !withheld {
 		t.Errorf("audit log lacks the denied share (%v) or the withheld call (%v): the grep read the wrong file", denied, withheld)
@@ -454,7 +455,7 @@ func siteHostile(t *testing.T, w *siteWorld) {
 	}
 	for _, name := range []string{"h_format", "h_pattern", "h_pattern_properties", "h_defs_pattern", "h_defs_format",
 		"h_defs_pattern_properties", "h_remote_ref", "h_pointer_ref", "h_schema_65k", "h_depth_33", "h_nodes_5001"} {
-		if code := l.rejected(name); code != string(consent.CodeUnsupportedSchema) {
+		if code := l.rejected(name); code != string(errcode.UnsupportedSchema) {
 			t.Errorf("%s: rejected as %q, want unsupported_schema", name, code)
 		}
 		if slices.Contains(listed, name) {
@@ -467,9 +468,9 @@ func siteHostile(t *testing.T, w *siteWorld) {
 			t.Errorf("rejected entry origin %q", rj.Origin)
 		}
 		switch {
-		case rj.Name == nil && rj.Code == string(consent.CodeInvalidSiteTool):
+		case rj.Name == nil && rj.Code == string(errcode.InvalidSiteTool):
 			nameless++
-		case rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == string(consent.CodeInvalidSiteTool):
+		case rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == string(errcode.InvalidSiteTool):
 			bulk++
 		}
 	}
@@ -499,11 +500,11 @@ func siteHostile(t *testing.T, w *siteWorld) {
 	if err := w.eng.TakeOver(r.conv); err != nil {
 		t.Fatal(err)
 	}
-	siteFail(t, pending.result(), consent.CodePaused, false)
+	siteFail(t, pending.result(), errcode.Paused, false)
 	if !w.eng.Paused(r.conv) {
 		t.Fatal("take-over did not pause the conversation")
 	}
-	siteFail(t, r.quiet("browser_observe", map[string]any{"tabId": tab}), consent.CodePaused, false)
+	siteFail(t, r.quiet("browser_observe", map[string]any{"tabId": tab}), errcode.Paused, false)
 	if err := w.eng.Resume(r.conv); err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +530,7 @@ func siteInvalidInput(t *testing.T, w *siteWorld) {
 		{"slow_save", `{"delayMs":-1}`},
 	} {
 		res := r.quiet("webmcp_call_tool", `{"tabId":"`+tab+`","toolId":"`+l.id(t, c.tool)+`","input":`+c.input+`}`)
-		siteFail(t, res, consent.CodeInvalidInput, false)
+		siteFail(t, res, errcode.InvalidInput, false)
 	}
 	if got := r.srv.since(before); len(got) != 0 {
 		t.Fatalf("invalid input reached the site: %v", got)
@@ -554,7 +555,7 @@ func siteStaleTool(t *testing.T, w *siteWorld) {
 	r.srv.waitCount(t, r.ctx, "/frame-done", 2*siteToolsFrames)
 	before := r.srv.total()
 	input := map[string]any{"title": "after navigation"}
-	siteFail(t, r.quiet("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": old, "input": input}), consent.CodeStaleTool, false)
+	siteFail(t, r.quiet("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": old, "input": input}), errcode.StaleTool, false)
 	if got := r.srv.since(before); len(got) != 0 || r.srv.count("/record") != 0 {
 		t.Fatalf("a stale call reached the site: %v", got)
 	}
@@ -562,7 +563,7 @@ func siteStaleTool(t *testing.T, w *siteWorld) {
 	if fresh == old {
 		t.Fatal("the new document's tool kept the old toolId")
 	}
-	siteFail(t, r.quiet("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": old, "input": input}), consent.CodeStaleTool, false)
+	siteFail(t, r.quiet("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": old, "input": input}), errcode.StaleTool, false)
 	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead}) {
 		t.Errorf("reviews shown %v, want only navigation and read", kinds)
 	}

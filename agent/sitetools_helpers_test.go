@@ -22,6 +22,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/webmcp"
 )
 
@@ -356,7 +357,7 @@ type siteEnvelope struct {
 	Trust               string `json:"trust"`
 }
 
-func siteFail(t *testing.T, res agent.Result, code consent.Code, dispatched bool) siteEnvelope {
+func siteFail(t *testing.T, res agent.Result, code errcode.Code, dispatched bool) siteEnvelope {
 	t.Helper()
 	var e siteEnvelope
 	if !res.IsError {

@@ -17,6 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // chromiumPages is Chromium's own list of page targets, id → URL, read from
@@ -124,7 +125,7 @@ func TestE2EDeniedOpensLeaveNoTab(t *testing.T) {
 	for i := range denials {
 		p := e.start("browser_open", map[string]any{"url": fmt.Sprintf("%s%s?try=%d", denied.URL, actPage, i)})
 		r := e.op.deny(consent.KindNavigation, denied.URL)
-		wantFail(t, p.result(), consent.CodeUserDenied, false)
+		wantFail(t, p.result(), errcode.UserDenied, false)
 		if _, known := e.eng.Owner(r.Tab); known {
 			t.Fatalf("denial %d: tab %s is still open", i+1, r.Tab)
 		}
@@ -164,7 +165,7 @@ func TestE2EFailedOpenLeavesNoTab(t *testing.T) {
 	before := chromiumPages(t)
 	p := e.start("browser_open", map[string]any{"url": dead + "/nothing"})
 	r := e.op.approve(consent.KindNavigation, dead)
-	obj := wantFail(t, p.result(), consent.CodeBrowserOperationFailed, false)
+	obj := wantFail(t, p.result(), errcode.BrowserOperationFailed, false)
 	if !strings.Contains(fmt.Sprint(obj["error"]), "ERR_CONNECTION_REFUSED") {
 		t.Fatalf("failure %v, want the connection refused", obj)
 	}
@@ -186,8 +187,8 @@ func TestE2EBrowserClose(t *testing.T) {
 
 	// Ownership: another conversation cannot close it.
 	other := e.otherConv("intruder")
-	wantFail(t, e.callAs(other, "browser_close", map[string]any{"tabId": tab}), consent.CodeWrongConversation, false)
-	wantFail(t, e.call("browser_close", map[string]any{}), consent.CodeInvalidAction, false)
+	wantFail(t, e.callAs(other, "browser_close", map[string]any{"tabId": tab}), errcode.WrongConversation, false)
+	wantFail(t, e.call("browser_close", map[string]any{}), errcode.InvalidAction, false)
 	if _, known := e.eng.Owner(consent.TabID(tab)); !known {
 		t.Fatalf("a refused close closed the tab")
 	}
@@ -210,7 +211,7 @@ func TestE2EBrowserClose(t *testing.T) {
 		{"browser_open", map[string]any{"tabId": tab, "url": e.site.URL + actPage}},
 		{"browser_close", map[string]any{"tabId": tab}},
 	} {
-		wantFail(t, e.call(c.tool, c.args), consent.CodeTabClosed, false)
+		wantFail(t, e.call(c.tool, c.args), errcode.TabClosed, false)
 	}
 	if n := siteRequests(e.site); n != requests {
 		t.Fatalf("closing reached the site: %d → %d requests", requests, n)
@@ -222,7 +223,7 @@ func TestE2EBrowserClose(t *testing.T) {
 		}
 	}
 	if len(closes) != 4 || closes[2].Decision != "ok" || closes[2].Tab != tab || closes[2].Conversation != string(e.conv) ||
-		closes[0].Code != string(consent.CodeWrongConversation) || closes[3].Code != string(consent.CodeTabClosed) {
+		closes[0].Code != string(errcode.WrongConversation) || closes[3].Code != string(errcode.TabClosed) {
 		t.Fatalf("browser_close audit %+v", closes)
 	}
 }
@@ -273,9 +274,9 @@ func TestE2EInvalidURLsMakeNoTabAndNoReview(t *testing.T) {
 		e.site.URL + "/?q=" + strings.Repeat("x", 3<<20), e.site.URL + "/?q=" + strings.Repeat("x", agent.MaxURLBytes),
 	}
 	for _, u := range bad {
-		wantFail(t, e.call("browser_open", map[string]any{"url": u}), consent.CodeInvalidURL, false)
+		wantFail(t, e.call("browser_open", map[string]any{"url": u}), errcode.InvalidURL, false)
 		res := e.call("web_use", map[string]any{"command": "open", "arguments": map[string]any{"url": u}})
-		if res.Code() != string(consent.CodeInvalidURL) {
+		if res.Code() != string(errcode.InvalidURL) {
 			t.Errorf("web_use open %.40q: %s", u, res.JSON())
 		}
 	}
@@ -292,7 +293,7 @@ func TestE2EInvalidURLsMakeNoTabAndNoReview(t *testing.T) {
 	tab := e.open(actPage)
 	loads := siteRequests(e.site)
 	for _, u := range bad {
-		wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": u}), consent.CodeInvalidURL, false)
+		wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": u}), errcode.InvalidURL, false)
 	}
 	if n := siteRequests(e.site); n != loads {
 		t.Fatalf("refused navigations reached the site: %d → %d", loads, n)

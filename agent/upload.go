@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // DefaultMaxUploadBytes is --max-upload-bytes' default (DESIGN §5).
@@ -26,23 +27,23 @@ const maxFilenameBytes = 255
 // and only then the tab, the read gate, the target and "Allow once".
 func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a UploadArgs) (Result, consent.TabID) {
 	if d.policy != nil && d.policy.BlockUploads {
-		return fail(consent.Errorf(consent.CodeUploadBlocked, consent.NextNone, "managed policy blocks browser uploads (blockBrowserUploads)")), ""
+		return fail(errcode.Errorf(errcode.UploadBlocked, errcode.NextNone, "managed policy blocks browser uploads (blockBrowserUploads)")), ""
 	}
 	if n := decodedLen(a.ContentBase64); n > d.maxUploadBytes() {
-		return fail(consent.Errorf(consent.CodeUploadTooLarge, consent.NextNone, "the file is %d bytes; this console accepts at most %d (--max-upload-bytes)", n, d.maxUploadBytes())), ""
+		return fail(errcode.Errorf(errcode.UploadTooLarge, errcode.NextNone, "the file is %d bytes; this console accepts at most %d (--max-upload-bytes)", n, d.maxUploadBytes())), ""
 	}
 	if err := checkFilename(a.Filename); err != nil {
 		return fail(err), ""
 	}
 	if a.ObservationID == "" {
-		return fail(consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observationId is required: observe first")), ""
+		return fail(errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "observationId is required: observe first")), ""
 	}
 	data, err := base64.StdEncoding.DecodeString(a.ContentBase64)
 	if err != nil {
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "contentBase64 is not standard padded base64: %v", err)), ""
+		return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "contentBase64 is not standard padded base64: %v", err)), ""
 	}
 	if int64(len(data)) > d.maxUploadBytes() {
-		return fail(consent.Errorf(consent.CodeUploadTooLarge, consent.NextNone, "the file is %d bytes; at most %d", len(data), d.maxUploadBytes())), ""
+		return fail(errcode.Errorf(errcode.UploadTooLarge, errcode.NextNone, "the file is %d bytes; at most %d", len(data), d.maxUploadBytes())), ""
 	}
 	p, res, tab := d.beginPage(ctx, conv, a.TabID, "upload")
 	if p == nil {
@@ -68,7 +69,7 @@ func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a 
 	dir, path, err := stage(a.Filename, data)
 	if err != nil {
 		prep.Release()
-		return fail(consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextNone, "could not stage the file: %v", err)), tab
+		return fail(errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "could not stage the file: %v", err)), tab
 	}
 	// SetFile leaves the input with an in-memory copy, so the bytes on
 	// disk live only for the length of this call.
@@ -80,7 +81,7 @@ func (d *Dispatcher) upload(ctx context.Context, conv consent.ConversationID, a 
 	return ok(map[string]any{
 		"dispatched": receipt.Dispatched,
 		"outcome":    receipt.Outcome,
-		"next":       string(consent.NextObserve),
+		"next":       string(errcode.NextObserve),
 	}), tab
 }
 
@@ -106,7 +107,7 @@ func decodedLen(s string) int64 {
 // no directories, no control characters, nothing a filesystem refuses.
 func checkFilename(name string) error {
 	bad := func(why string) error {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "filename %s", why)
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "filename %s", why)
 	}
 	switch {
 	case name == "":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -56,7 +57,7 @@ func TestE2EUploadNonASCIINameReachesTheSiteExactly(t *testing.T) {
 
 	// browser_act may not touch a file input; only browser_upload may.
 	wantFail(t, e.call("browser_act", map[string]any{"tabId": tab, "observationId": obs,
-		"action": map[string]any{"type": "click", "ref": ref}}), consent.CodeSignInRequired, false)
+		"action": map[string]any{"type": "click", "ref": ref}}), errcode.SignInRequired, false)
 	obs, _ = e.observe(tab, false)
 
 	p := e.start("browser_upload", uploadCall(tab, obs, ref, name, data))
@@ -108,7 +109,7 @@ func TestE2EUploadBlockedByPolicyShowsNoReview(t *testing.T) {
 	obs, snap := e.observe(tab, true)
 	ref := fileRefOf(t, snap)
 	before := reviewsShown(e.conv, consent.KindUpload)
-	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, ref, "a.txt", []byte("secret"))), consent.CodeUploadBlocked, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, ref, "a.txt", []byte("secret"))), errcode.UploadBlocked, false)
 	if n := reviewsShown(e.conv, consent.KindUpload); n != before {
 		t.Errorf("a blocked upload showed %d reviews", n-before)
 	}
@@ -116,7 +117,7 @@ func TestE2EUploadBlockedByPolicyShowsNoReview(t *testing.T) {
 		t.Errorf("a blocked upload reached the site (%d requests)", n)
 	}
 	// The observation was not used: the input is still empty and usable.
-	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, ref, "a.txt", nil)), consent.CodeUploadBlocked, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, ref, "a.txt", nil)), errcode.UploadBlocked, false)
 }
 
 func TestE2EUploadOverTheLimitShowsNoReview(t *testing.T) {
@@ -125,7 +126,7 @@ func TestE2EUploadOverTheLimitShowsNoReview(t *testing.T) {
 	obs, snap := e.observe(tab, true)
 	ref := fileRefOf(t, snap)
 	before := reviewsShown(e.conv, consent.KindUpload)
-	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, ref, "big.bin", make([]byte, 1025))), consent.CodeUploadTooLarge, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, ref, "big.bin", make([]byte, 1025))), errcode.UploadTooLarge, false)
 	if n := reviewsShown(e.conv, consent.KindUpload); n != before {
 		t.Errorf("an oversized upload showed %d reviews", n-before)
 	}
@@ -136,7 +137,7 @@ func TestE2EUploadOverTheLimitShowsNoReview(t *testing.T) {
 		t.Errorf("review size = %d", r.Upload.Size)
 	}
 	e.op.decide(r, false)
-	wantFail(t, p.result(), consent.CodeUserDenied, false)
+	wantFail(t, p.result(), errcode.UserDenied, false)
 	if len(e.site.Uploads()) != 0 {
 		t.Error("a denied upload reached the site")
 	}
@@ -169,9 +170,9 @@ func TestE2EUploadTargetsOnlyAFileInput(t *testing.T) {
 	obs, snap := e.observe(tab, true)
 	before := reviewsShown(e.conv, consent.KindUpload)
 	// The submit button is not a file input: refused before any review.
-	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, refOf(t, snap, "button", "Upload"), "a.txt", []byte("x"))), consent.CodeInvalidAction, false)
-	wantFail(t, e.call("browser_upload", uploadCall(tab, "o-unknown", fileRefOf(t, snap), "a.txt", []byte("x"))), consent.CodeStaleObservation, false)
-	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, fileRefOf(t, snap), "../a.txt", []byte("x"))), consent.CodeInvalidAction, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, refOf(t, snap, "button", "Upload"), "a.txt", []byte("x"))), errcode.InvalidAction, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, "o-unknown", fileRefOf(t, snap), "a.txt", []byte("x"))), errcode.StaleObservation, false)
+	wantFail(t, e.call("browser_upload", uploadCall(tab, obs, fileRefOf(t, snap), "../a.txt", []byte("x"))), errcode.InvalidAction, false)
 	if n := reviewsShown(e.conv, consent.KindUpload) - before; n != 0 {
 		t.Errorf("%d upload reviews for refused uploads", n)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestUploadDecodedLenMatchesDecoding(t *testing.T) {
@@ -24,7 +24,7 @@ func TestUploadFilenameRules(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"", ".", "..", "../x", "dir/x", `c:\x`, "a\x00b", "a\nb", strings.Repeat("é", 200), "\xff"} {
-		if consent.CodeOf(checkFilename(name)) != consent.CodeInvalidAction {
+		if errcode.Of(checkFilename(name)) != errcode.InvalidAction {
 			t.Errorf("%q accepted", name)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -44,7 +44,7 @@ func TestCheckURL(t *testing.T) {
 		if c.ok && err != nil {
 			t.Errorf("checkURL(%.60q) = %v, want ok", c.raw, err)
 		}
-		if !c.ok && consent.CodeOf(err) != consent.CodeInvalidURL {
+		if !c.ok && errcode.Of(err) != errcode.InvalidURL {
 			t.Errorf("checkURL(%.60q) = %v, want invalid_url", c.raw, err)
 		}
 	}
@@ -64,7 +64,7 @@ func FuzzCheckURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := checkURL(raw)
 		if err != nil {
-			if consent.CodeOf(err) != consent.CodeInvalidURL {
+			if errcode.Of(err) != errcode.InvalidURL {
 				t.Fatalf("checkURL(%q) failed with %v, want invalid_url", raw, err)
 			}
 			return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // The web_use profile (--tools web_use) exposes the same dispatch as one
@@ -47,10 +48,10 @@ import (
 // Web-use failure codes beyond DESIGN §5's list: they only exist on this
 // profile's surface.
 const (
-	CodePageContextStale    consent.Code = "page_context_stale"
-	CodePageContextConsumed consent.Code = "page_context_consumed"
-	CodePageContextNotFound consent.Code = "page_context_not_found"
-	CodeWebSessionNotFound  consent.Code = "web_session_not_found"
+	CodePageContextStale    errcode.Code = "page_context_stale"
+	CodePageContextConsumed errcode.Code = "page_context_consumed"
+	CodePageContextNotFound errcode.Code = "page_context_not_found"
+	CodeWebSessionNotFound  errcode.Code = "web_session_not_found"
 )
 
 // Bounds of the web_use registry.
@@ -79,7 +80,7 @@ func webUseNext(n string) string {
 	if n == "" || slices.Contains(webUseCommands, n) {
 		return n
 	}
-	if n == string(consent.NextObserveBeforeRetry) {
+	if n == string(errcode.NextObserveBeforeRetry) {
 		return "observe"
 	}
 	return "list_pages"
@@ -156,9 +157,9 @@ type pageToken struct {
 // per state, the same on every later use.
 type spentToken struct {
 	pageKey
-	code consent.Code
+	code errcode.Code
 	msg  string
-	next consent.Next
+	next errcode.Next
 }
 
 type webSession struct {
@@ -314,7 +315,7 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 	}
 	// tab_closed counts only for a session's page that vanished under
 	// the call; a spent token's tab_closed is its state, from memory.
-	if c := res.Code(); c != string(consent.CodeBrowserOperationFailed) && (c != string(consent.CodeTabClosed) || a.WebSessionID == "") {
+	if c := res.Code(); c != string(errcode.BrowserOperationFailed) && (c != string(errcode.TabClosed) || a.WebSessionID == "") {
 		return res, tab
 	}
 	if !d.browserWentDown(ctx) {
@@ -331,7 +332,7 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 			return d.recoverable(err), tab
 		}
 	}
-	return withFields(fail(consent.Errorf(consent.CodeBrowserUnavailable, consent.NextListTabs,
+	return withFields(fail(errcode.Errorf(errcode.BrowserUnavailable, errcode.NextListTabs,
 		"Chromium stopped under this call and was restarted; nothing of it was sent: call list_pages")), map[string]any{"retry_command": "list_pages"}), tab
 }
 
@@ -376,7 +377,7 @@ func (d *Dispatcher) webUseCommand(ctx context.Context, conv consent.Conversatio
 			return fail(err), ""
 		}
 		if oa.TabID != "" {
-			return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "open takes url and background; to load a URL in a page use navigate with its web_session_id")), ""
+			return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "open takes url and background; to load a URL in a page use navigate with its web_session_id")), ""
 		}
 		if err := d.awaitBrowser(ctx); err != nil {
 			return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), ""
@@ -391,7 +392,7 @@ func (d *Dispatcher) webUseCommand(ctx context.Context, conv consent.Conversatio
 	case "close":
 		return d.closeSession(conv, a.WebSessionID), ""
 	default:
-		return fail(consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "command must be one of %s", strings.Join(webUseCommands, ", "))), ""
+		return fail(errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "command must be one of %s", strings.Join(webUseCommands, ", "))), ""
 	}
 	// A token always names the page (any session id next to it yields to
 	// it); without one, the session does.
@@ -525,7 +526,7 @@ func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.Conversation
 	}
 	if g != tok.geom {
 		d.web.spend(id, tok.pageKey, staleGeometryToken)
-		return fail(consent.Errorf(staleGeometryToken.code, staleGeometryToken.next, "%s", staleGeometryToken.msg)), tok.tab, nil
+		return fail(errcode.Errorf(staleGeometryToken.code, staleGeometryToken.next, "%s", staleGeometryToken.msg)), tok.tab, nil
 	}
 	res, tab := d.observe(ctx, conv, ObserveArgs{TabID: string(tok.tab), IncludeImage: oa.IncludeImage, Cursor: oa.Cursor, Since: oa.Since, TextChars: oa.TextChars})
 	if res.IsError {
@@ -551,13 +552,13 @@ func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.Conversation
 
 // The spent states of a token, each with its one code and message.
 var (
-	consumedToken = spentToken{code: CodePageContextConsumed, next: consent.NextNone,
+	consumedToken = spentToken{code: CodePageContextConsumed, next: errcode.NextNone,
 		msg: "this page_context_token was already used: use the web_session_id it opened, or list_pages for a new token"}
-	staleToken = spentToken{code: CodePageContextStale, next: consent.NextNone,
+	staleToken = spentToken{code: CodePageContextStale, next: errcode.NextNone,
 		msg: "the page changed since list_pages: call list_pages for a fresh token"}
-	staleGeometryToken = spentToken{code: CodePageContextStale, next: consent.NextNone,
+	staleGeometryToken = spentToken{code: CodePageContextStale, next: errcode.NextNone,
 		msg: "the page's viewport changed since list_pages: call list_pages for a fresh token"}
-	closedToken = spentToken{code: consent.CodeTabClosed, next: consent.NextListTabs,
+	closedToken = spentToken{code: errcode.TabClosed, next: errcode.NextListTabs,
 		msg: "the token's page is closed: call list_pages"}
 )
 
@@ -597,24 +598,24 @@ func (w *webUse) take(eng *consent.Engine, conv consent.ConversationID, id, comm
 			if s := w.byPage[sp.pageKey]; sp.code == CodePageContextConsumed && s != nil && command != "observe" {
 				return nil, s, nil
 			}
-			return nil, nil, consent.Errorf(sp.code, sp.next, "%s", sp.msg)
+			return nil, nil, errcode.Errorf(sp.code, sp.next, "%s", sp.msg)
 		}
-		return nil, nil, consent.Errorf(CodePageContextNotFound, consent.NextNone, "unknown page_context_token: call list_pages")
+		return nil, nil, errcode.Errorf(CodePageContextNotFound, errcode.NextNone, "unknown page_context_token: call list_pages")
 	}
 	if t.conv != conv {
-		return nil, nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page_context_token belongs to another conversation")
+		return nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that page_context_token belongs to another conversation")
 	}
 	owner, known := eng.Owner(t.tab)
 	if !known {
 		w.spendLocked(id, t.pageKey, closedToken)
-		return nil, nil, consent.Errorf(closedToken.code, closedToken.next, "%s", closedToken.msg)
+		return nil, nil, errcode.Errorf(closedToken.code, closedToken.next, "%s", closedToken.msg)
 	}
 	if owner != conv {
-		return nil, nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that page belongs to another conversation")
+		return nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that page belongs to another conversation")
 	}
 	if cur := engineURL(eng, t.tab); cur != t.url {
 		w.spendLocked(id, t.pageKey, staleToken)
-		return nil, nil, consent.Errorf(staleToken.code, staleToken.next, "%s", staleToken.msg)
+		return nil, nil, errcode.Errorf(staleToken.code, staleToken.next, "%s", staleToken.msg)
 	}
 	w.spendLocked(id, t.pageKey, consumedToken)
 	return t, nil, nil
@@ -625,17 +626,17 @@ func (w *webUse) session(conv consent.ConversationID, id string) (*webSession, e
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if id == "" {
-		return nil, consent.Errorf(CodeWebSessionNotFound, consent.NextNone, "give page_context_token (from list_pages) or web_session_id")
+		return nil, errcode.Errorf(CodeWebSessionNotFound, errcode.NextNone, "give page_context_token (from list_pages) or web_session_id")
 	}
 	s := w.sessions[id]
 	if s == nil {
 		if lp, ok := w.lost[id]; ok && lp.conv == conv {
 			return nil, &lostSession{lp}
 		}
-		return nil, consent.Errorf(CodeWebSessionNotFound, consent.NextListTabs, "no web session %q: call list_pages and observe with a page_context_token", id)
+		return nil, errcode.Errorf(CodeWebSessionNotFound, errcode.NextListTabs, "no web session %q: call list_pages and observe with a page_context_token", id)
 	}
 	if s.conv != conv {
-		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "that web session belongs to another conversation")
+		return nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that web session belongs to another conversation")
 	}
 	return s, nil
 }
@@ -653,11 +654,11 @@ func (d *Dispatcher) recoverable(err error) Result {
 		return fail(err)
 	}
 	if l.crash {
-		return withFields(fail(consent.Errorf(CodeWebSessionNotFound, consent.NextNone,
+		return withFields(fail(errcode.Errorf(CodeWebSessionNotFound, errcode.NextNone,
 			"Chromium stopped and was restarted, and the page of this web session closed with it; nothing of this call was sent. open recovery_url (the person approves it again), then observe the new page with its page_context_token")),
 			map[string]any{"recovery_tab_id": string(l.tab), "recovery_command": "open", "recovery_url": l.url})
 	}
-	return withFields(fail(consent.Errorf(CodeWebSessionNotFound, consent.NextObserve,
+	return withFields(fail(errcode.Errorf(CodeWebSessionNotFound, errcode.NextObserve,
 		"the web session ended when the person took over; nothing was sent. Call list_pages, then observe tab %s with its page_context_token", l.tab)),
 		map[string]any{"recovery_tab_id": string(l.tab), "recovery_command": "observe"})
 }
@@ -700,7 +701,7 @@ func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID)
 			d.web.mu.Unlock()
 			entry["page_context_token"] = id
 		} else {
-			entry["token_error"] = string(consent.CodeOf(err))
+			entry["token_error"] = string(errcode.Of(err))
 		}
 		sig += string(t.ID) + " " + t.URL + "\n"
 		pages = append(pages, entry)
@@ -744,7 +745,7 @@ func (d *Dispatcher) sameGeometry(ctx context.Context, s *webSession) error {
 	was := s.geom
 	d.web.mu.Unlock()
 	if g != was {
-		return consent.Errorf(CodePageContextStale, consent.NextObserve, "the page's viewport changed since the last observe: observe again with this web_session_id")
+		return errcode.Errorf(CodePageContextStale, errcode.NextObserve, "the page's viewport changed since the last observe: observe again with this web_session_id")
 	}
 	return nil
 }
@@ -771,9 +772,9 @@ func (d *Dispatcher) awaitBrowser(ctx context.Context) error {
 				return nil
 			}
 		case <-timer.C:
-			return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextListTabs, "Chromium did not come back within %s: call list_pages again", browserRestartMax)
+			return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextListTabs, "Chromium did not come back within %s: call list_pages again", browserRestartMax)
 		case <-ctx.Done():
-			return consent.Errorf(consent.CodeCanceled, consent.NextNone, "the call ended while Chromium was restarting")
+			return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the call ended while Chromium was restarting")
 		}
 	}
 }

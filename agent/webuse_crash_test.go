@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // webUseCommands is the profile's command list as its schema publishes it
@@ -79,7 +80,7 @@ func TestE2EWebUseAcrossAChromiumCrash(t *testing.T) {
 		t.Logf("after the kill: %s in %s", r.Code(), took)
 		wantWebUseWords(t, r, commands)
 		switch obj := roundTrip(t, r); obj["code"] {
-		case string(consent.CodeBrowserUnavailable):
+		case string(errcode.BrowserUnavailable):
 			if obj["retry_command"] != "list_pages" {
 				t.Fatalf("browser_unavailable without retry_command list_pages: %v", obj)
 			}
@@ -179,7 +180,7 @@ func TestE2EWebUseTokenStatesAreStable(t *testing.T) {
 	e.closeTabs(e.conv)
 	e.waitTabGone(tab)
 	for range 2 {
-		r := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": closing}, consent.CodeTabClosed)
+		r := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": closing}, errcode.TabClosed)
 		wantWebUseWords(t, agent.Result{Object: r}, commands)
 	}
 	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": "pct_never"}, agent.CodePageContextNotFound)

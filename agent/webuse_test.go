@@ -10,6 +10,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/browsertest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // countingBrowser counts every call into the browser: each path to a CDP
@@ -46,7 +47,7 @@ func (c *countingBrowser) Handle(ctx context.Context, conv consent.ConversationI
 
 // noBrowserCall runs a web_use call that must fail with code before any
 // browser call, and returns its envelope.
-func noBrowserCall(t *testing.T, e *e2e, cb *countingBrowser, conv consent.ConversationID, args map[string]any, code consent.Code) map[string]any {
+func noBrowserCall(t *testing.T, e *e2e, cb *countingBrowser, conv consent.ConversationID, args map[string]any, code errcode.Code) map[string]any {
 	t.Helper()
 	before := cb.n.Load()
 	r := e.callAs(conv, "web_use", args)
@@ -93,9 +94,9 @@ func TestE2EWebUseTokensSessionsAndRecovery(t *testing.T) {
 	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": tok}, agent.CodePageContextConsumed)
 	tok2 := pageToken(t, e, tab)
 	other := e.otherConv("other")
-	noBrowserCall(t, e, cb, other, map[string]any{"command": "observe", "page_context_token": tok2}, consent.CodeWrongConversation)
+	noBrowserCall(t, e, cb, other, map[string]any{"command": "observe", "page_context_token": tok2}, errcode.WrongConversation)
 	noBrowserCall(t, e, cb, other, map[string]any{"command": "verify", "web_session_id": ws,
-		"arguments": map[string]any{"assertion": "text_contains", "value": "Batch"}}, consent.CodeWrongConversation)
+		"arguments": map[string]any{"assertion": "text_contains", "value": "Batch"}}, errcode.WrongConversation)
 
 	// The same page reuses its session.
 	again := wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": tok2}))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // flakyBrowser is down until up is set; only Available matters here.
@@ -18,7 +19,7 @@ func (f *flakyBrowser) Available() error {
 	if f.up.Load() {
 		return nil
 	}
-	return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextListTabs, "relaunching")
+	return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextListTabs, "relaunching")
 }
 
 func TestWebUseWaitsForARestartingBrowser(t *testing.T) {
@@ -39,7 +40,7 @@ func TestWebUseWaitsForARestartingBrowser(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { done <- d.awaitBrowser(ctx) }()
 	cancel()
-	if err := <-done; consent.CodeOf(err) != consent.CodeCanceled {
+	if err := <-done; errcode.Of(err) != errcode.Canceled {
 		t.Fatalf("awaitBrowser after the call ended = %v", err)
 	}
 }
@@ -59,7 +60,7 @@ func (b *backOnFirstLook) Available() error {
 	}
 	b.looked = true
 	b.eng.SetInfo(consent.Info{Browser: "Chromium back"})
-	return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextListTabs, "relaunching")
+	return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextListTabs, "relaunching")
 }
 
 func TestWebUseSeesARestartThatEndedBeforeItsWait(t *testing.T) {

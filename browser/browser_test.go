@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 const conv = consent.ConversationID("c1")
@@ -75,12 +76,12 @@ func (e *env) open(t *testing.T, tab consent.TabID, origin, u string) {
 	}
 }
 
-func wantCode(t *testing.T, err error, code consent.Code) {
+func wantCode(t *testing.T, err error, code errcode.Code) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %s", code)
 	}
-	if got := consent.CodeOf(err); got != code {
+	if got := errcode.Of(err); got != code {
 		t.Fatalf("got %s (%v), want %s", got, err, code)
 	}
 }
@@ -156,7 +157,7 @@ func TestDirectOpenDenied(t *testing.T) {
 	tab := e.newTab(t)
 	done := e.navigate(testCtx(t), tab, a.URL+"/index.html")
 	e.gate.expectAsk(t, a.URL).reply <- deny()
-	wantCode(t, <-done, consent.CodeUserDenied)
+	wantCode(t, <-done, errcode.UserDenied)
 	e.waitURL(t, tab, "about:blank")
 	if n := a.Total(); n != 0 {
 		t.Fatalf("%d requests reached the site after denial", n)

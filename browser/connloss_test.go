@@ -19,7 +19,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // tcpProxy sits between a CDP client and Chromium's DevTools port; cut
@@ -209,9 +209,9 @@ func TestLostConnectionAttachedFailsClosed(t *testing.T) {
 	px.cut()
 	<-e.b.Done()
 	p.reply <- nil
-	wantCode(t, e.b.Available(), consent.CodeBrowserUnavailable)
+	wantCode(t, e.b.Available(), errcode.BrowserUnavailable)
 	_, err = e.b.NewTab(testCtx(t), conv, false)
-	wantCode(t, err, consent.CodeBrowserUnavailable)
+	wantCode(t, err, errcode.BrowserUnavailable)
 	e.gate.until(t, "the header to say the attached browser is gone", func(g *fakeGate) bool {
 		return len(g.statuses) > 0 && strings.HasPrefix(g.statuses[len(g.statuses)-1], "the attached browser is gone; agent work is stopped")
 	})

@@ -11,7 +11,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser/dom"
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Chromium killed while a click is in flight: the click reports that input
@@ -67,7 +67,7 @@ func TestCrashDuringActThenRelaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = <-acted
-	var ce *consent.Error
+	var ce *errcode.Error
 	if !errors.As(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
 		t.Fatalf("act across the crash: %#v, want dispatched and mayHaveChangedState", err)
 	}
@@ -82,7 +82,7 @@ func TestCrashDuringActThenRelaunch(t *testing.T) {
 	}
 
 	g.until(t, "the dead tab reported closed", func(g *fakeGate) bool { return g.removed[tab] })
-	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), consent.CodeBrowserUnavailable)
+	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), errcode.BrowserUnavailable)
 	g.until(t, "the header to show the relaunched Chromium", func(g *fakeGate) bool {
 		s := g.statuses[len(g.statuses)-1]
 		return strings.HasPrefix(s, "Chromium ") && strings.HasSuffix(s, " headless") && len(g.statuses) > 2
@@ -105,7 +105,7 @@ func TestCrashDuringActThenRelaunch(t *testing.T) {
 	if b.ProfileDir() != profile {
 		t.Fatalf("relaunched on %s, want the same profile %s", b.ProfileDir(), profile)
 	}
-	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), consent.CodeTabClosed)
+	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), errcode.TabClosed)
 	tab2 := e.newTab(t)
 	e.open(t, tab2, a.URL, a.URL+"/session")
 	if a.Count("/session") != 1 {
@@ -164,13 +164,13 @@ func TestCrashDuringNavigation(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("Navigate did not return after the crash")
 			}
-			var ce *consent.Error
+			var ce *errcode.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("navigate across the crash: %v, want a coded error", err)
 			}
 			got := a.Count("/slow") - before
 			if reached {
-				if got != 1 || !ce.Dispatched || !ce.MayHaveChangedState || ce.Next != consent.NextObserveBeforeRetry {
+				if got != 1 || !ce.Dispatched || !ce.MayHaveChangedState || ce.Next != errcode.NextObserveBeforeRetry {
 					t.Fatalf("/slow reached %d times; result %#v, want dispatched, mayHaveChangedState, observe_before_retry", got, ce)
 				}
 				return

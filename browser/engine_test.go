@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // focused waits for the engine to put a review for origin on screen.
@@ -93,7 +94,7 @@ func TestHookWithConsentEngine(t *testing.T) {
 	if err := eng.Decide(r.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, <-done, consent.CodeUserDenied)
+	wantCode(t, <-done, errcode.UserDenied)
 	if b.Total() != 0 {
 		t.Fatalf("%d requests reached b after the operator denied", b.Total())
 	}

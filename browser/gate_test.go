@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // fakeGate is a consent engine double whose reviews the test answers: each
@@ -58,7 +59,7 @@ func (g *fakeGate) Ask(ctx context.Context, req consent.Request) error {
 	select {
 	case g.asks <- p:
 	case <-ctx.Done():
-		return consent.Errorf(consent.CodeCanceled, consent.NextNone, "canceled")
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "canceled")
 	}
 	select {
 	case err := <-p.reply:
@@ -66,7 +67,7 @@ func (g *fakeGate) Ask(ctx context.Context, req consent.Request) error {
 			return err
 		}
 	case <-ctx.Done():
-		return consent.Errorf(consent.CodeCanceled, consent.NextNone, "canceled")
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "canceled")
 	}
 	if req.Recheck != nil {
 		if err := req.Recheck(); err != nil {
@@ -194,5 +195,5 @@ func (g *fakeGate) noAsk(t *testing.T) {
 }
 
 func deny() error {
-	return &consent.Error{Code: consent.CodeUserDenied, Message: "The operator denied this."}
+	return &errcode.Error{Code: errcode.UserDenied, Message: "The operator denied this."}
 }

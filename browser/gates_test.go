@@ -7,6 +7,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Each test below holds one cross-origin navigation at its review and asks
@@ -42,7 +43,7 @@ func TestRedirectHopDenied(t *testing.T) {
 	done := e.navigate(testCtx(t), tab, a.URL+"/redirect?to="+url.QueryEscape(b.URL+"/session"))
 	e.gate.expectAsk(t, a.URL).reply <- nil
 	e.gate.expectAsk(t, b.URL).reply <- deny()
-	wantCode(t, <-done, consent.CodeUserDenied)
+	wantCode(t, <-done, errcode.UserDenied)
 	e.waitURL(t, tab, "about:blank")
 	if b.Total() != 0 {
 		t.Fatalf("%d requests reached b after denial", b.Total())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/webmcp"
 )
 
@@ -83,7 +84,7 @@ func (b *Browser) adopt(t *tab, p *rod.Page) (*Handle, error) {
 	case t.closed:
 		b.reg.mu.Unlock()
 		end()
-		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+		return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", id)
 	case t.handle != nil: // another call made it first
 		h = t.handle
 		b.reg.mu.Unlock()
@@ -103,7 +104,7 @@ func (h *Handle) live() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", h.id)
+		return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", h.id)
 	}
 	return nil
 }
@@ -160,7 +161,7 @@ func (h *Handle) Viewport(ctx context.Context) (Viewport, error) {
 		if e := h.b.alive(); e != nil {
 			return Viewport{}, e
 		}
-		return Viewport{}, consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextListTabs, "read the viewport: %v", err)
+		return Viewport{}, errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextListTabs, "read the viewport: %v", err)
 	}
 	return Viewport{float64(m.CSSLayoutViewport.ClientWidth), float64(m.CSSLayoutViewport.ClientHeight)}, nil
 }

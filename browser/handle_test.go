@@ -17,6 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // refNamed is the ref of the element named name in obs.
@@ -47,7 +48,7 @@ func TestHandleEndsWithItsTab(t *testing.T) {
 	if again, err := e.b.Handle(ctx, conv, tab); err != nil || again != h {
 		t.Fatalf("a second Handle = %p, %v; want the same handle %p", again, err, h)
 	}
-	if _, err := e.b.Handle(ctx, "c2", tab); consent.CodeOf(err) != consent.CodeWrongConversation {
+	if _, err := e.b.Handle(ctx, "c2", tab); errcode.Of(err) != errcode.WrongConversation {
 		t.Fatalf("another conversation's Handle: %v", err)
 	}
 	obs, err := h.Observe(ctx, dom.ObserveRequest{})
@@ -56,7 +57,7 @@ func TestHandleEndsWithItsTab(t *testing.T) {
 	}
 	e.gate.emit(consent.Event{Kind: consent.EventTakeOver, Conversation: conv})
 	_, err = h.Prepare(ctx, obs.ID, dom.Action{Type: "click", Ref: refNamed(t, obs, "Add to cart")})
-	wantCode(t, err, consent.CodeStaleObservation)
+	wantCode(t, err, errcode.StaleObservation)
 	if a.Count("/record") != 0 {
 		t.Fatal("the page sent a request")
 	}
@@ -65,12 +66,12 @@ func TestHandleEndsWithItsTab(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.Observe(ctx, dom.ObserveRequest{})
-	wantCode(t, err, consent.CodeTabClosed)
+	wantCode(t, err, errcode.TabClosed)
 	_, err = h.Viewport(ctx)
-	wantCode(t, err, consent.CodeTabClosed)
-	wantCode(t, h.AttachSiteTools(ctx), consent.CodeTabClosed)
+	wantCode(t, err, errcode.TabClosed)
+	wantCode(t, h.AttachSiteTools(ctx), errcode.TabClosed)
 	_, err = e.b.Handle(ctx, conv, tab)
-	wantCode(t, err, consent.CodeTabClosed)
+	wantCode(t, err, errcode.TabClosed)
 }
 
 // countingCDP is the Browser's CDP client with every call's method

@@ -7,6 +7,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // agentNav starts an agent-driven navigation of tab id: the tab must be
@@ -57,7 +58,7 @@ func (b *Browser) History(ctx context.Context, conv consent.ConversationID, id c
 		return err
 	}
 	if action != "back" && action != "forward" && action != "reload" {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "action must be back, forward or reload")
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "action must be back, forward or reload")
 	}
 	t, sid, err := b.agentNav(conv, id)
 	if err != nil {
@@ -84,7 +85,7 @@ func (b *Browser) History(ctx context.Context, conv consent.ConversationID, id c
 			i = h.CurrentIndex + 1
 		}
 		if i < 0 || i >= len(h.Entries) {
-			return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "there is no page to go %s to", action)
+			return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "there is no page to go %s to", action)
 		}
 		err = proto.PageNavigateToHistoryEntry{EntryID: h.Entries[i].ID}.Call(c)
 	}
@@ -106,7 +107,7 @@ func (b *Browser) navEnded(t *tab) error {
 	case t.denial != nil:
 		return t.denial
 	case t.closed:
-		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s was closed", t.id)
+		return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s was closed", t.id)
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Back, forward and reload pass the hook like any navigation: with the
@@ -49,13 +49,13 @@ func TestHistoryIsGatedLikeNavigate(t *testing.T) {
 
 	go func() { done <- e.b.History(testCtx(t), conv, tab, "forward") }()
 	e.gate.expectAsk(t, b.URL).reply <- deny()
-	wantCode(t, <-done, consent.CodeUserDenied)
+	wantCode(t, <-done, errcode.UserDenied)
 	if n := b.Count("/session"); n != 1 {
 		t.Fatalf("denied forward reached the site: %d requests in all, want 1", n)
 	}
 
-	wantCode(t, e.b.History(testCtx(t), conv, tab, "sideways"), consent.CodeInvalidAction)
-	wantCode(t, e.b.History(testCtx(t), "c2", tab, "back"), consent.CodeWrongConversation)
+	wantCode(t, e.b.History(testCtx(t), conv, tab, "sideways"), errcode.InvalidAction)
+	wantCode(t, e.b.History(testCtx(t), "c2", tab, "back"), errcode.WrongConversation)
 }
 
 // A page the back/forward cache could keep: going back to it after the
@@ -75,7 +75,7 @@ func TestBackToACacheablePageAsks(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.b.History(testCtx(t), conv, tab, "back") }()
 	e.gate.expectAsk(t, a.URL).reply <- deny()
-	wantCode(t, <-done, consent.CodeUserDenied)
+	wantCode(t, <-done, errcode.UserDenied)
 	e.waitURL(t, tab, "about:blank")
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -77,7 +78,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 	}
 	origin, ok := originOf(req.URL)
 	if !ok {
-		b.refuse(t, e, consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https pages can be opened"))
+		b.refuse(t, e, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "only http and https pages can be opened"))
 		return
 	}
 	ask := consent.Request{
@@ -251,14 +252,14 @@ func (b *Browser) afterRefuse(t *tab, why error) {
 	b.reg.mu.Lock()
 	conv := t.conv
 	b.reg.mu.Unlock()
-	if consent.CodeOf(why) == consent.CodePaused || b.gate.Paused(conv) {
+	if errcode.Of(why) == errcode.Paused || b.gate.Paused(conv) {
 		return
 	}
 	b.release(t)
 }
 
 func errPaused() error {
-	return consent.Errorf(consent.CodePaused, consent.NextUserResume, "the operator has taken over this conversation")
+	return errcode.Errorf(errcode.Paused, errcode.NextUserResume, "the operator has taken over this conversation")
 }
 
 // speculative reports a request Chromium sends on a guess: <link
@@ -324,15 +325,15 @@ func (b *Browser) decide(u, method string, hasBody, ws bool) policy.Decision {
 }
 
 func policyError(d policy.Decision) error {
-	code := consent.Code(d.Code)
+	code := errcode.Code(d.Code)
 	if code == "" {
-		code = consent.CodeWebsiteBlocked
+		code = errcode.WebsiteBlocked
 	}
 	msg := d.Message
 	if msg == "" {
 		msg = "This website is not approved by your organization."
 	}
-	return &consent.Error{Code: code, Message: msg}
+	return &errcode.Error{Code: code, Message: msg}
 }
 
 // originOf is the exact origin scheme://host[:port] of an http(s) URL, with

@@ -18,9 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/ysmood/leakless"
-
-	"github.com/tabwarden/tabwarden/consent"
 )
 
 // EnvChromium names the environment variable that points at Chromium.
@@ -135,8 +134,8 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func unavailable(format string, args ...any) *consent.Error {
-	return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, format, args...)
+func unavailable(format string, args ...any) *errcode.Error {
+	return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, format, args...)
 }
 
 // process is a Chromium we launched: leakless is the direct child, Chromium

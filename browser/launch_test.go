@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // groupMembers lists processes whose process group is pgid; with live
@@ -88,7 +88,7 @@ func TestCloseLeavesNoProcessOrGoroutine(t *testing.T) {
 	if err := <-held; err == nil {
 		t.Fatal("a navigation held at its review succeeded across Close")
 	}
-	if _, err := b.NewTab(testCtx(t), conv, false); consent.CodeOf(err) != consent.CodeBrowserUnavailable {
+	if _, err := b.NewTab(testCtx(t), conv, false); errcode.Of(err) != errcode.BrowserUnavailable {
 		t.Fatalf("op after Close: %v, want browser_unavailable", err)
 	}
 	// The fixture's connection goroutines end as their sockets close; give
@@ -123,7 +123,7 @@ func TestSecondConsoleOnSameProfileFailsClearly(t *testing.T) {
 	profile := filepath.Join(t.TempDir(), "profile")
 	e := launch(t, func(o *Options) { o.ProfileDir = profile })
 	_, err := Launch(testCtx(t), Options{Headless: true, ProfileDir: profile, Gate: newFakeGate()})
-	wantCode(t, err, consent.CodeBrowserUnavailable)
+	wantCode(t, err, errcode.BrowserUnavailable)
 	want := fmt.Sprintf("profile %s is in use by another Chromium (pid %d); close it or pass --profile DIR", profile, e.b.PID())
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q\nwant it to contain %q", err, want)
@@ -140,7 +140,7 @@ func TestProfileLockRules(t *testing.T) {
 	if err := os.Symlink(fmt.Sprintf("%s-%d", host, os.Getpid()), lock); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, CheckProfileLock(dir), consent.CodeBrowserUnavailable)
+	wantCode(t, CheckProfileLock(dir), errcode.BrowserUnavailable)
 
 	// A lock left by a Chromium that is gone is Chromium's to replace.
 	os.Remove(lock)
@@ -170,7 +170,7 @@ func TestHeadedWithoutDisplayNamesTheWaysOut(t *testing.T) {
 	t.Setenv("WAYLAND_DISPLAY", "")
 	profile := filepath.Join(t.TempDir(), "profile")
 	_, err := Launch(testCtx(t), Options{ProfileDir: profile, Gate: newFakeGate()})
-	wantCode(t, err, consent.CodeBrowserUnavailable)
+	wantCode(t, err, errcode.BrowserUnavailable)
 	for _, s := range []string{"ssh -X", "xvfb-run -a tabwarden", "--headless"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not mention %q", err, s)
@@ -185,10 +185,10 @@ func TestNoChromiumIsNeverDownloaded(t *testing.T) {
 	t.Setenv(EnvChromium, "")
 	t.Setenv("PATH", t.TempDir())
 	_, err := Launch(context.Background(), Options{Headless: true, ProfileDir: t.TempDir(), Gate: newFakeGate()})
-	wantCode(t, err, consent.CodeBrowserUnavailable)
+	wantCode(t, err, errcode.BrowserUnavailable)
 	if !strings.Contains(err.Error(), "--chromium") || !strings.Contains(err.Error(), EnvChromium) {
 		t.Fatalf("error %q does not say how to point at Chromium", err)
 	}
 	_, err = Launch(context.Background(), Options{Chromium: "/nonexistent/chromium", Headless: true, ProfileDir: t.TempDir(), Gate: newFakeGate()})
-	wantCode(t, err, consent.CodeBrowserUnavailable)
+	wantCode(t, err, errcode.BrowserUnavailable)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // waitLoad waits for the load event of loader's document, at most
@@ -60,7 +61,7 @@ func (b *Browser) opFailed(what string, err error) error {
 	if e := b.alive(); e != nil {
 		return e
 	}
-	return consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextNone, "%s: %v", what, err)
+	return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "%s: %v", what, err)
 }
 
 // Navigate loads rawURL in tab. The request hook asks navigation consent
@@ -74,7 +75,7 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https URLs can be opened")
+		return errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "only http and https URLs can be opened")
 	}
 	t, sid, err := b.agentNav(conv, id)
 	if err != nil {
@@ -121,13 +122,13 @@ func (b *Browser) reached(t *tab, sent uint64, err error) error {
 	b.reg.mu.Lock()
 	moved := t.sent != sent
 	b.reg.mu.Unlock()
-	var ce *consent.Error
+	var ce *errcode.Error
 	if !moved || !errors.As(err, &ce) {
 		return err
 	}
 	out := *ce
 	out.Dispatched, out.MayHaveChangedState = true, true
-	out.Next = consent.NextObserveBeforeRetry
+	out.Next = errcode.NextObserveBeforeRetry
 	out.Message += " (the request may have reached the site)"
 	return &out
 }

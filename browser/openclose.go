@@ -7,6 +7,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // NewTab opens an about:blank tab owned by conv. background keeps the
@@ -17,7 +18,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 		return "", err
 	}
 	if conv == "" {
-		return "", consent.Errorf(consent.CodeMissingSession, consent.NextNone, "no conversation")
+		return "", errcode.Errorf(errcode.MissingSession, errcode.NextNone, "no conversation")
 	}
 	if b.gate.Paused(conv) {
 		return "", errPaused()
@@ -26,7 +27,7 @@ func (b *Browser) NewTab(ctx context.Context, conv consent.ConversationID, backg
 	r.mu.Lock()
 	if r.liveOwned(conv) >= b.opts.TabLimit {
 		r.mu.Unlock()
-		return "", consent.Errorf(consent.CodeTabLimit, consent.NextListTabs, "this conversation already has %d tabs open; close one first", b.opts.TabLimit)
+		return "", errcode.Errorf(errcode.TabLimit, errcode.NextListTabs, "this conversation already has %d tabs open; close one first", b.opts.TabLimit)
 	}
 	r.creating++
 	r.pending[conv]++

@@ -9,6 +9,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // FormField is one input of a form, by its name attribute, and the text the
@@ -33,7 +34,7 @@ type FormField struct {
 // wrong_conversation, browser_unavailable, browser_operation_failed.
 func (b *Browser) OperatorSubmitForm(ctx context.Context, conv consent.ConversationID, id consent.TabID, fields []FormField) error {
 	if len(fields) == 0 {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "no form field to fill")
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "no form field to fill")
 	}
 	c, cancel, err := b.operatorClient(ctx, conv, id)
 	if err != nil {
@@ -50,7 +51,7 @@ func (b *Browser) OperatorSubmitForm(ctx context.Context, conv consent.Conversat
 			return b.opFailed("find field "+f.Name, err)
 		}
 		if q.NodeID == 0 {
-			return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "the page has no form field %q", f.Name)
+			return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "the page has no form field %q", f.Name)
 		}
 		if err := (proto.DOMFocus{NodeID: q.NodeID}).Call(c); err != nil {
 			return b.opFailed("focus field "+f.Name, err)
@@ -76,7 +77,7 @@ func (b *Browser) OperatorSubmitForm(ctx context.Context, conv consent.Conversat
 func (b *Browser) OperatorOpen(ctx context.Context, conv consent.ConversationID, id consent.TabID, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return consent.Errorf(consent.CodeInvalidURL, consent.NextNone, "only http and https URLs can be opened")
+		return errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "only http and https URLs can be opened")
 	}
 	c, cancel, err := b.operatorClient(ctx, conv, id)
 	if err != nil {
@@ -114,7 +115,7 @@ func (b *Browser) operatorClient(ctx context.Context, conv consent.ConversationI
 		return client{}, nil, err
 	}
 	if !b.gate.Paused(conv) {
-		return client{}, nil, consent.Errorf(consent.CodeInvalidAction, consent.NextNone,
+		return client{}, nil, errcode.Errorf(errcode.InvalidAction, errcode.NextNone,
 			"the operator's hands act only on a tab they have taken over")
 	}
 	b.reg.mu.Lock()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -45,8 +46,8 @@ func TestOperatorVerbsOnlyDuringTakeOver(t *testing.T) {
 	}
 	fields := []FormField{{Name: "username", Text: "ada"}, {Name: "password", Text: "pw"}}
 
-	wantCode(t, br.OperatorSubmitForm(ctx, conv, tab, fields), consent.CodeInvalidAction)
-	wantCode(t, br.OperatorOpen(ctx, conv, tab, a.URL+"/session"), consent.CodeInvalidAction)
+	wantCode(t, br.OperatorSubmitForm(ctx, conv, tab, fields), errcode.InvalidAction)
+	wantCode(t, br.OperatorOpen(ctx, conv, tab, a.URL+"/session"), errcode.InvalidAction)
 	time.Sleep(300 * time.Millisecond) // a request sent anyway would be counted by now
 	if a.Count("/signin") != 0 || a.Count("/session") != 0 {
 		t.Fatalf("an operator verb reached the site without a take-over: %+v", a.Requests())

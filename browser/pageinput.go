@@ -6,6 +6,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // The operator's input from the page view (DESIGN §13): typed keys and
@@ -52,10 +53,10 @@ func (b *Browser) takenOver(ctx context.Context, id consent.TabID) (proto.Target
 	}
 	b.reg.mu.Unlock()
 	if t == nil || t.closed {
-		return "", consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+		return "", errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", id)
 	}
 	if conv == "" || !b.gate.Paused(conv) {
-		return "", consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "the page view sends input only during a take-over of the tab's conversation")
+		return "", errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "the page view sends input only during a take-over of the tab's conversation")
 	}
 	return b.session(ctx, t)
 }
@@ -83,7 +84,7 @@ func (b *Browser) PageKey(ctx context.Context, id consent.TabID, key, text strin
 			down.WindowsVirtualKeyCode = int(upperASCII(r[0]))
 		}
 	} else {
-		return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "key %q is not one the page view sends", key)
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "key %q is not one the page view sends", key)
 	}
 	if down.Text == "" {
 		down.Type = proto.InputDispatchKeyEventTypeRawKeyDown

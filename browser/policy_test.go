@@ -8,7 +8,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -35,7 +35,7 @@ func TestPolicyOriginsStopEveryRequestToOtherServers(t *testing.T) {
 	// Navigating there fails on policy before any review: no approval can
 	// widen policy.
 	err = e.b.Navigate(testCtx(t), conv, tab, b.URL+"/session")
-	wantCode(t, err, consent.CodeWebsiteBlocked)
+	wantCode(t, err, errcode.WebsiteBlocked)
 	if err.Error() != "website_blocked: "+policy.MsgWebsiteBlocked {
 		t.Fatalf("message %q", err)
 	}

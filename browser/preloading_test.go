@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestDisablePreloadingKeepsTheRestOfThePreferences(t *testing.T) {
@@ -35,7 +35,7 @@ func TestDisablePreloadingKeepsTheRestOfThePreferences(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, disablePreloading(profile), consent.CodeBrowserUnavailable)
+	wantCode(t, disablePreloading(profile), errcode.BrowserUnavailable)
 	if b, _ := os.ReadFile(path); string(b) != "{not json" {
 		t.Fatalf("an unreadable Preferences file was replaced: %q", b)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // The page view's frames (DESIGN §13). They are the operator's eyes: held
@@ -173,7 +174,7 @@ func (b *Browser) targetOf(tab consent.TabID) (proto.TargetTargetID, error) {
 	defer b.reg.mu.Unlock()
 	t := b.reg.byID[tab]
 	if t == nil || t.closed {
-		return "", consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", tab)
+		return "", errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", tab)
 	}
 	return t.target, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // countFrames counts Page.screencastFrame events on b's DevTools
@@ -105,8 +106,8 @@ func TestPageInputOnlyDuringTakeOver(t *testing.T) {
 	tab := e.newTab(t)
 	e.open(t, tab, site.URL, site.URL+"/pageview.html")
 	ctx := testCtx(t)
-	wantCode(t, e.b.PageKey(ctx, tab, "", "b"), consent.CodeInvalidAction)
-	wantCode(t, e.b.PageClick(ctx, tab, 100, 500), consent.CodeInvalidAction)
+	wantCode(t, e.b.PageKey(ctx, tab, "", "b"), errcode.InvalidAction)
+	wantCode(t, e.b.PageClick(ctx, tab, 100, 500), errcode.InvalidAction)
 	e.gate.mu.Lock()
 	e.gate.paused[conv] = true
 	e.gate.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // tab is one page target as the console knows it. Fields are guarded by
@@ -160,9 +161,9 @@ func (r *registry) lookup(conv consent.ConversationID, id consent.TabID) (*tab, 
 	t := r.byID[id]
 	switch {
 	case t == nil || t.closed:
-		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+		return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", id)
 	case t.conv != conv:
-		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "tab %s belongs to another conversation or to the operator", id)
+		return nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "tab %s belongs to another conversation or to the operator", id)
 	}
 	return t, nil
 }
@@ -192,7 +193,7 @@ func (b *Browser) Tab(id consent.TabID) (consent.TabInfo, error) {
 	defer b.reg.mu.Unlock()
 	t := b.reg.byID[id]
 	if t == nil || t.closed {
-		return consent.TabInfo{}, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "tab %s is closed", id)
+		return consent.TabInfo{}, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", id)
 	}
 	return t.info(), nil
 }

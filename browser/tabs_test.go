@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestTabLimitAndClosedTabs(t *testing.T) {
@@ -19,7 +20,7 @@ func TestTabLimitAndClosedTabs(t *testing.T) {
 		t.Fatalf("tab ids %q %q", t1, t2)
 	}
 	_, err := e.b.NewTab(testCtx(t), conv, true)
-	wantCode(t, err, consent.CodeTabLimit)
+	wantCode(t, err, errcode.TabLimit)
 	// The limit is per conversation.
 	if _, err := e.b.NewTab(testCtx(t), "c2", true); err != nil {
 		t.Fatalf("other conversation: %v", err)
@@ -29,15 +30,15 @@ func TestTabLimitAndClosedTabs(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.gate.until(t, "RemoveTab of the closed tab", func(g *fakeGate) bool { return g.removed[t1] })
-	wantCode(t, e.b.Navigate(testCtx(t), conv, t1, "http://127.0.0.1:1/"), consent.CodeTabClosed)
+	wantCode(t, e.b.Navigate(testCtx(t), conv, t1, "http://127.0.0.1:1/"), errcode.TabClosed)
 	// Closing freed a slot; the closed id is never handed out again.
 	t3 := e.newTab(t)
 	if t3 == t1 {
 		t.Fatal("a closed tab id was reused")
 	}
-	wantCode(t, e.b.Navigate(testCtx(t), "c2", t2, "http://127.0.0.1:1/"), consent.CodeWrongConversation)
+	wantCode(t, e.b.Navigate(testCtx(t), "c2", t2, "http://127.0.0.1:1/"), errcode.WrongConversation)
 	_, err = e.b.NewTab(testCtx(t), "", false)
-	wantCode(t, err, consent.CodeMissingSession)
+	wantCode(t, err, errcode.MissingSession)
 }
 
 func TestOperatorTabsAreNotTheAgents(t *testing.T) {
@@ -68,7 +69,7 @@ func TestOperatorTabsAreNotTheAgents(t *testing.T) {
 		t.Fatalf("hand-opened tab owned by %q", op.Conversation)
 	}
 	e.gate.noAsk(t)
-	wantCode(t, e.b.Navigate(ctx, conv, op.ID, a.URL+"/"), consent.CodeWrongConversation)
+	wantCode(t, e.b.Navigate(ctx, conv, op.ID, a.URL+"/"), errcode.WrongConversation)
 	_ = res
 }
 
@@ -121,7 +122,7 @@ func TestCrashMakesOpsUnavailable(t *testing.T) {
 		t.Fatal("Done never closed after Chromium died")
 	}
 	_, err := e.b.NewTab(context.Background(), conv, false)
-	wantCode(t, err, consent.CodeBrowserUnavailable)
+	wantCode(t, err, errcode.BrowserUnavailable)
 	if err := e.b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestPageIsBoundToTheTab(t *testing.T) {
 	if tree.FrameTree.Frame.URL != a.URL+"/session" || string(tree.FrameTree.Frame.ID) != string(p.TargetID) {
 		t.Fatalf("page bound to frame %s at %s", tree.FrameTree.Frame.ID, tree.FrameTree.Frame.URL)
 	}
-	if _, err := e.b.Page(testCtx(t), "c2", tab); consent.CodeOf(err) != consent.CodeWrongConversation {
+	if _, err := e.b.Page(testCtx(t), "c2", tab); errcode.Of(err) != errcode.WrongConversation {
 		t.Fatalf("another conversation got the page: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -62,15 +63,15 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 	if err := eng.TakeOver(conv); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, <-done, consent.CodePaused)
+	wantCode(t, <-done, errcode.Paused)
 	if n := b.Total(); n != 0 {
 		t.Fatalf("the held navigation reached the site after take-over: %+v", b.Requests())
 	}
 
 	_, err = br.NewTab(ctx, conv, false)
-	wantCode(t, err, consent.CodePaused)
-	wantCode(t, br.Navigate(ctx, conv, tab, a.URL+"/"), consent.CodePaused)
-	wantCode(t, br.History(ctx, conv, tab, "reload"), consent.CodePaused)
+	wantCode(t, err, errcode.Paused)
+	wantCode(t, br.Navigate(ctx, conv, tab, a.URL+"/"), errcode.Paused)
+	wantCode(t, br.History(ctx, conv, tab, "reload"), errcode.Paused)
 
 	// The operator goes where no grant exists: no review, no grant.
 	operatorNavigate(t, br, tab, b.URL+"/session")
@@ -103,7 +104,7 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 	if err := eng.Decide(r.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, <-done, consent.CodeUserDenied)
+	wantCode(t, <-done, errcode.UserDenied)
 	if n := a.Total(); n != before {
 		t.Fatalf("a denied navigation after resume reached the site")
 	}

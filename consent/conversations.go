@@ -1,6 +1,10 @@
 package consent
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/tabwarden/tabwarden/consent/errcode"
+)
 
 type conv struct {
 	id     ConversationID
@@ -72,7 +76,7 @@ func (e *Engine) EndConversation(id ConversationID, reason string) {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	why := Errorf(CodeCanceled, NextNone, "%s", msg)
+	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "%s", msg)
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + msg})
 	c.grants = newGrants()
@@ -125,7 +129,7 @@ func (e *Engine) PutTab(ti TabInfo) {
 		e.tabs[ti.ID] = t
 	} else if t.info.Conversation != ti.Conversation {
 		// Ownership moved: nothing the old owner was allowed may carry over.
-		e.dropTabLocked(t, Errorf(CodeWrongConversation, NextListTabs, "tab %s changed owner", ti.ID), "canceled")
+		e.dropTabLocked(t, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "tab %s changed owner", ti.ID), "canceled")
 		t.epoch++
 	}
 	t.info = ti
@@ -144,7 +148,7 @@ func (e *Engine) RemoveTab(id TabID) {
 	if !ok {
 		return
 	}
-	e.dropTabLocked(t, Errorf(CodeTabClosed, NextListTabs, "tab %s was closed", id), "tab_closed")
+	e.dropTabLocked(t, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s was closed", id), "tab_closed")
 	t.epoch++
 	delete(e.tabs, id)
 	e.endedTabGoneLocked(id)
@@ -157,7 +161,7 @@ func (e *Engine) RemoveTab(id TabID) {
 
 // dropTabLocked revokes what the tab's owner holds on it: navigation
 // grants, pending reviews and the op running on it.
-func (e *Engine) dropTabLocked(t *tab, why *Error, decision string) {
+func (e *Engine) dropTabLocked(t *tab, why *errcode.Error, decision string) {
 	if c, ok := e.convs[t.info.Conversation]; ok {
 		c.grants.revokeTab(t.info.ID)
 	}

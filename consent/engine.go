@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Defaults from DESIGN §3 and §4 (ref values).
@@ -156,10 +157,10 @@ func (e *Engine) Close() {
 	e.mu.Lock()
 	if !e.closed {
 		for _, r := range append([]*review(nil), e.queue...) {
-			e.resolveLocked(r, outcome{err: Errorf(CodeCanceled, NextNone, "console is shutting down"), decision: "canceled", by: "engine"})
+			e.resolveLocked(r, outcome{err: errcode.Errorf(errcode.Canceled, errcode.NextNone, "console is shutting down"), decision: "canceled", by: "engine"})
 		}
 		for op := range e.ops {
-			op.cancelLocked(Errorf(CodeCanceled, NextNone, "console is shutting down"))
+			op.cancelLocked(errcode.Errorf(errcode.Canceled, errcode.NextNone, "console is shutting down"))
 		}
 		for _, en := range e.ended {
 			en.stop()

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Freeze is why a conversation is frozen: a browser_batch submit whose
@@ -34,7 +35,7 @@ func (e *Engine) Freeze(id ConversationID, job string) error {
 	}
 	c.freeze = &Freeze{Job: job, Since: e.now()}
 	e.announceLocked(Event{Kind: EventFreeze, Conversation: id, Job: job},
-		audit.Record{Kind: audit.KindFreeze, Tool: "browser_batch", Code: string(CodeJobUnknown), By: "engine", Note: job},
+		audit.Record{Kind: audit.KindFreeze, Tool: "browser_batch", Code: string(errcode.JobUnknown), By: "engine", Note: job},
 		"frozen: batch "+job+" outcome unknown to the agent; u clears", true)
 	return nil
 }
@@ -60,7 +61,7 @@ func (e *Engine) ClearFreeze(id ConversationID) error {
 	return nil
 }
 
-// Frozen returns the job_unknown *Error every op of a frozen conversation
+// Frozen returns the job_unknown *errcode.Error every op of a frozen conversation
 // fails with, naming the job and the operator's clear; nil when conversation
 // id is not frozen (or unknown: other checks answer for an unknown
 // conversation).
@@ -71,7 +72,7 @@ func (e *Engine) Frozen(id ConversationID) error {
 	if !ok || c.freeze == nil {
 		return nil
 	}
-	return Errorf(CodeJobUnknown, NextUserResume,
+	return errcode.Errorf(errcode.JobUnknown, errcode.NextUserResume,
 		"the outcome of your last browser_batch submit is unknown to you: the call ended after the operator approved the plan, and batch job %s started. "+
 			"Do not resubmit it. This conversation is frozen until the operator clears it in the console; then read browser_job {jobId:%q} and observe the page before anything else",
 		c.freeze.Job, c.freeze.Job)

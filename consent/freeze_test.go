@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
@@ -20,14 +21,14 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 	if err := h.e.Freeze("c1", "job-a"); err != nil {
 		t.Fatal(err)
 	}
-	ce := wantCodeErr(t, h.e.Frozen("c1"), CodeJobUnknown)
+	ce := wantCodeErr(t, h.e.Frozen("c1"), errcode.JobUnknown)
 	for _, want := range []string{"job-a", "unknown", "operator", "console"} {
 		if !strings.Contains(ce.Message, want) {
 			t.Errorf("job_unknown message %q does not mention %q", ce.Message, want)
 		}
 	}
-	if ce.Next != NextUserResume {
-		t.Errorf("next = %q, want %q", ce.Next, NextUserResume)
+	if ce.Next != errcode.NextUserResume {
+		t.Errorf("next = %q, want %q", ce.Next, errcode.NextUserResume)
 	}
 	if err := h.e.Frozen("c2"); err != nil {
 		t.Errorf("freezing c1 froze c2: %v", err)
@@ -62,7 +63,7 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 	if err := h.e.Cancel("c1"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, h.e.Frozen("c1"), CodeJobUnknown)
+	wantCode(t, h.e.Frozen("c1"), errcode.JobUnknown)
 
 	// Freezing stops nothing: the job's own steps still begin ops and ask.
 	op, err := h.e.Begin(context.Background(), "c1", "t1", "batch step 1/1")
@@ -93,7 +94,7 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 	}
 
 	frz, clr := records(h.mem, audit.KindFreeze), records(h.mem, audit.KindFreezeCleared)
-	if len(frz) != 1 || frz[0].Conversation != "c1" || frz[0].Note != "job-a" || frz[0].Code != string(CodeJobUnknown) || frz[0].By != "engine" || frz[0].Time.IsZero() {
+	if len(frz) != 1 || frz[0].Conversation != "c1" || frz[0].Note != "job-a" || frz[0].Code != string(errcode.JobUnknown) || frz[0].By != "engine" || frz[0].Time.IsZero() {
 		t.Errorf("freeze records = %+v", frz)
 	}
 	if len(clr) != 1 || clr[0].Conversation != "c1" || clr[0].Note != "job-a" || clr[0].By != "operator" {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"golang.org/x/net/idna"
 )
 
@@ -41,7 +42,7 @@ func effectiveProfile(p, floor Profile) Profile {
 func canonOrigin(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" {
-		return "", Errorf(CodeInvalidURL, NextNone, "not an origin: %q", s)
+		return "", errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "not an origin: %q", s)
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())
@@ -93,14 +94,14 @@ func baseKind(req Request) (ReviewKind, error) {
 		case req.Action != nil:
 			return KindAction, nil
 		}
-		return "", Errorf(CodeInvalidAction, NextNone, "action request carries no action, plan, upload or tool call")
+		return "", errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "action request carries no action, plan, upload or tool call")
 	case GateDisclosure:
 		if req.Disclosure == nil {
-			return "", Errorf(CodeInvalidResult, NextNone, "disclosure request carries no result")
+			return "", errcode.Errorf(errcode.InvalidResult, errcode.NextNone, "disclosure request carries no result")
 		}
 		return KindDisclosure, nil
 	}
-	return "", Errorf(CodeBrowserOperationFailed, NextNone, "unknown gate %q", req.Gate)
+	return "", errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "unknown gate %q", req.Gate)
 }
 
 func isScroll(req Request) bool {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Short durations for the rules under test. Tests that are not about a
@@ -124,12 +125,12 @@ func result(t *testing.T, ch <-chan error) error {
 	}
 }
 
-// wantCode fails t unless err is an undispatched *Error with code.
-func wantCode(t *testing.T, err error, code Code) {
+// wantCode fails t unless err is an undispatched *errcode.Error with code.
+func wantCode(t *testing.T, err error, code errcode.Code) {
 	t.Helper()
-	var ce *Error
+	var ce *errcode.Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("want *Error %s, got %v", code, err)
+		t.Fatalf("want *errcode.Error %s, got %v", code, err)
 	}
 	if ce.Code != code {
 		t.Fatalf("want code %s, got %s (%v)", code, ce.Code, err)
@@ -139,12 +140,12 @@ func wantCode(t *testing.T, err error, code Code) {
 	}
 }
 
-// wantCodeErr is wantCode returning the *Error, for a test that looks
+// wantCodeErr is wantCode returning the *errcode.Error, for a test that looks
 // further into it.
-func wantCodeErr(t *testing.T, err error, code Code) *Error {
+func wantCodeErr(t *testing.T, err error, code errcode.Code) *errcode.Error {
 	t.Helper()
 	wantCode(t, err, code)
-	var ce *Error
+	var ce *errcode.Error
 	errors.As(err, &ce)
 	return ce
 }

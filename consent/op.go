@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Op is one running operation on a tab.
@@ -17,8 +19,8 @@ type Op struct {
 	cancelFn context.CancelCauseFunc
 
 	ended  bool
-	halted bool   // budget clock stopped for good (ended or cancelled)
-	reason *Error // why the engine ended the op's context
+	halted bool           // budget clock stopped for good (ended or cancelled)
+	reason *errcode.Error // why the engine ended the op's context
 
 	// Budget: OpDeadline minus the time the op ran while none of its
 	// reviews was on screen.
@@ -49,7 +51,7 @@ func (e *Engine) Begin(ctx context.Context, id ConversationID, tabID TabID, name
 	}
 	if tabID != "" {
 		if cur := e.tabOps[tabID]; cur != nil {
-			return nil, Errorf(CodeBusy, NextNone, "tab %s is running %s", tabID, cur.name)
+			return nil, errcode.Errorf(errcode.Busy, errcode.NextNone, "tab %s is running %s", tabID, cur.name)
 		}
 	}
 	o := &Op{e: e, conv: id, tab: tabID, name: name}
@@ -67,7 +69,7 @@ func (e *Engine) Begin(ctx context.Context, id ConversationID, tabID TabID, name
 // Context is done when the op must stop (deadline, cancel, take-over, tab close).
 func (o *Op) Context() context.Context { return o.ctx }
 
-// Err returns the *Error explaining why Context is done, or nil.
+// Err returns the *errcode.Error explaining why Context is done, or nil.
 func (o *Op) Err() error {
 	o.e.mu.Lock()
 	defer o.e.mu.Unlock()
@@ -78,7 +80,7 @@ func (o *Op) Err() error {
 }
 
 // errLocked explains a done context; nil while it runs or after End.
-func (o *Op) errLocked() *Error {
+func (o *Op) errLocked() *errcode.Error {
 	if o.reason != nil {
 		return o.reason
 	}
@@ -86,17 +88,17 @@ func (o *Op) errLocked() *Error {
 		return nil
 	}
 	if errors.Is(o.ctx.Err(), context.DeadlineExceeded) {
-		return Errorf(CodeTimeout, NextNone, "the caller's deadline passed")
+		return errcode.Errorf(errcode.Timeout, errcode.NextNone, "the caller's deadline passed")
 	}
-	return Errorf(CodeCanceled, NextNone, "the caller cancelled the operation%s", causeSuffix(o.ctx))
+	return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the caller cancelled the operation%s", causeSuffix(o.ctx))
 }
 
 // whyLocked is errLocked for paths that know the op is over.
-func (o *Op) whyLocked() *Error {
+func (o *Op) whyLocked() *errcode.Error {
 	if err := o.errLocked(); err != nil {
 		return err
 	}
-	return Errorf(CodeCanceled, NextNone, "the operation ended")
+	return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operation ended")
 }
 
 // BindTab attaches tab tabID, created by this op (browser_open), so busy,
@@ -138,7 +140,7 @@ func (o *Op) endLocked() {
 	// the op's caller is gone, End may come before the Ask that waits on
 	// the review sees it: the review is withdrawn with the caller's reason
 	// either way.
-	out := outcome{err: Errorf(CodeCanceled, NextNone, "the operation ended"), decision: "canceled", by: "engine"}
+	out := outcome{err: errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operation ended"), decision: "canceled", by: "engine"}
 	if why := o.errLocked(); why != nil && o.reason == nil {
 		out = outcome{err: why, decision: decisionFor(why.Code), by: "engine", note: "withdrawn: " + why.Message}
 	}
@@ -156,7 +158,7 @@ func (o *Op) endLocked() {
 }
 
 // cancelLocked ends the op's context with why (the first reason wins).
-func (o *Op) cancelLocked(why *Error) {
+func (o *Op) cancelLocked(why *errcode.Error) {
 	o.haltLocked()
 	if o.ctx.Err() == nil && o.reason == nil {
 		o.reason = why
@@ -213,7 +215,7 @@ func (o *Op) expire(gen uint64) {
 	if e.closed || o.halted || o.gen != gen {
 		return
 	}
-	why := Errorf(CodeTimeout, NextNone, "operation %s ran out of its %s budget", o.name, e.cfg.OpDeadline)
+	why := errcode.Errorf(errcode.Timeout, errcode.NextNone, "operation %s ran out of its %s budget", o.name, e.cfg.OpDeadline)
 	var waiting []*review
 	for _, r := range e.queue {
 		if r.op == o && !r.focused {

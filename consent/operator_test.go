@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 var (
@@ -28,7 +29,7 @@ func TestDecideAsFirstDecisionWins(t *testing.T) {
 	if err := h.e.DecideAs(Decision{Review: r.ID, Approve: true, By: bob}); !errors.Is(err, ErrNoSuchReview) {
 		t.Fatalf("second decision: %v", err)
 	}
-	wantCode(t, result(t, ch), CodeUserDenied)
+	wantCode(t, result(t, ch), errcode.UserDenied)
 	recs := records(h.mem, audit.KindDecision)
 	if len(recs) != 1 || recs[0].Decision != "denied" || recs[0].By != "operator" ||
 		recs[0].Operator != "ana" || recs[0].KeyFingerprint != "SHA256:ana" {

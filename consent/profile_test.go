@@ -3,6 +3,8 @@ package consent
 import (
 	"context"
 	"testing"
+
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestEffectiveProfileIsStricterOfProfileAndFloor(t *testing.T) {
@@ -80,7 +82,7 @@ func TestStrictGrantsAreNarrowAndActionsAreOneUse(t *testing.T) {
 		t.Fatalf("second click must ask again: %+v", got)
 	}
 	h.decide(h.focused("t1"), false)
-	wantCode(t, result(t, ch), CodeUserDenied)
+	wantCode(t, result(t, ch), errcode.UserDenied)
 
 	d := disclose("c1", "t1", `{"ok":true}`)
 	if err := h.approveAsk(d); err != nil {
@@ -285,9 +287,9 @@ func TestPanelTextAndOrigins(t *testing.T) {
 		t.Fatalf("caller consequence replaced: %q", r.Consequence)
 	}
 	h.decide(r, false)
-	wantCode(t, result(t, ch), CodeUserDenied)
+	wantCode(t, result(t, ch), errcode.UserDenied)
 	if got := unicodeOrigin("https://a.test:8443"); got != "https://a.test:8443" {
 		t.Fatalf("plain origin changed: %q", got)
 	}
-	wantCode(t, h.e.Ask(context.Background(), nav("c1", "t1", "not a url")), CodeInvalidURL)
+	wantCode(t, h.e.Ask(context.Background(), nav("c1", "t1", "not a url")), errcode.InvalidURL)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // review is a pending gate. The exported Review part is what the operator
@@ -34,11 +35,11 @@ type review struct {
 	realCreate time.Time
 }
 
-// outcome is how a review resolved. err is the *Error Ask returns when the
+// outcome is how a review resolved. err is the *errcode.Error Ask returns when the
 // review was not approved.
 type outcome struct {
 	approved bool
-	err      *Error
+	err      *errcode.Error
 	decision string // audit Decision
 	by       string // operator | engine
 	note     string // audit Note: why the engine withdrew the review
@@ -71,29 +72,29 @@ func (r *review) copyOut() Review {
 
 // checkOwnerLocked is the ownership check shared by Begin, Ask and the
 // post-approval re-check.
-func (e *Engine) checkOwnerLocked(id ConversationID, tabID TabID) (*conv, *tab, *Error) {
+func (e *Engine) checkOwnerLocked(id ConversationID, tabID TabID) (*conv, *tab, *errcode.Error) {
 	if e.closed {
-		return nil, nil, Errorf(CodeCanceled, NextNone, "console is shutting down")
+		return nil, nil, errcode.Errorf(errcode.Canceled, errcode.NextNone, "console is shutting down")
 	}
 	if id == "" {
-		return nil, nil, Errorf(CodeMissingSession, NextNone, "the call carries no conversation identity")
+		return nil, nil, errcode.Errorf(errcode.MissingSession, errcode.NextNone, "the call carries no conversation identity")
 	}
 	c, ok := e.convs[id]
 	if !ok {
-		return nil, nil, Errorf(CodeMissingSession, NextNone, "unknown conversation")
+		return nil, nil, errcode.Errorf(errcode.MissingSession, errcode.NextNone, "unknown conversation")
 	}
 	if c.paused {
-		return nil, nil, Errorf(CodePaused, NextUserResume, "the operator took over this conversation")
+		return nil, nil, errcode.Errorf(errcode.Paused, errcode.NextUserResume, "the operator took over this conversation")
 	}
 	if tabID == "" {
 		return c, nil, nil
 	}
 	t, ok := e.tabs[tabID]
 	if !ok {
-		return nil, nil, Errorf(CodeTabClosed, NextListTabs, "tab %s is closed or unknown", tabID)
+		return nil, nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed or unknown", tabID)
 	}
 	if t.info.Conversation != id {
-		return nil, nil, Errorf(CodeWrongConversation, NextListTabs, "tab %s belongs to another conversation or to the operator", tabID)
+		return nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "tab %s belongs to another conversation or to the operator", tabID)
 	}
 	return c, t, nil
 }
@@ -134,7 +135,7 @@ func (e *Engine) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
 // out, the op (if any runs on req.Tab) ends or is revoked, or ctx is done.
 // After an approval it re-checks the engine's own state (conversation still
 // owns the tab, not paused, not cancelled) and then req.Recheck, and only
-// then records the grant and returns nil. Errors are *Error with
+// then records the grant and returns nil. Errors are *errcode.Error with
 // dispatched:false: user_denied, timeout, needs_attention, paused, canceled,
 // tab_closed, wrong_conversation, or the recheck's code.
 func (e *Engine) Ask(ctx context.Context, req Request) error {
@@ -147,10 +148,10 @@ func (e *Engine) Ask(ctx context.Context, req Request) error {
 		return oerr
 	}
 	if req.Tab == "" {
-		return Errorf(CodeBrowserOperationFailed, NextNone, "a gated request must name its tab")
+		return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "a gated request must name its tab")
 	}
 	if ctx.Err() != nil {
-		return Errorf(CodeCanceled, NextNone, "the request was cancelled")
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
 	}
 	e.mu.Lock()
 	c, t, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
@@ -174,7 +175,7 @@ func (e *Engine) Ask(ctx context.Context, req Request) error {
 	case <-ctx.Done():
 		// The caller is gone (DESIGN §4): the review is withdrawn, with
 		// the reason the caller's context was ended for.
-		why := Errorf(CodeCanceled, NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
+		why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
 		e.mu.Lock()
 		e.resolveLocked(r, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + why.Message})
 		e.commitLocked()
@@ -204,13 +205,13 @@ func (e *Engine) Ask(ctx context.Context, req Request) error {
 	}
 	if req.Recheck != nil {
 		if err := req.Recheck(); err != nil {
-			var ce *Error
+			var ce *errcode.Error
 			if errors.As(err, &ce) {
 				cp := *ce
 				cp.Dispatched, cp.MayHaveChangedState = false, false
 				return &cp
 			}
-			return &Error{Code: CodePageChanged, Message: "the page changed after approval: " + err.Error(), Next: NextObserveBeforeRetry}
+			return &errcode.Error{Code: errcode.PageChanged, Message: "the page changed after approval: " + err.Error(), Next: errcode.NextObserveBeforeRetry}
 		}
 	}
 	e.mu.Lock()
@@ -302,22 +303,22 @@ func describeKind(kind ReviewKind, req Request) string {
 }
 
 // recheckLocked is the engine half of the post-approval re-check.
-func (e *Engine) recheckLocked(ctx context.Context, r *review) *Error {
+func (e *Engine) recheckLocked(ctx context.Context, r *review) *errcode.Error {
 	c, t, err := e.checkOwnerLocked(r.Conversation, r.Tab)
 	if err != nil {
 		return err
 	}
 	if c != r.conv || c.epoch != r.convEpoch {
-		return Errorf(CodeCanceled, NextNone, "the conversation's consent was revoked during review")
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the conversation's consent was revoked during review")
 	}
 	if t != r.tab || t.epoch != r.tabEpoch {
-		return Errorf(CodeTabClosed, NextListTabs, "tab %s changed during review", r.Tab)
+		return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s changed during review", r.Tab)
 	}
 	if r.op != nil && r.op.ctx.Err() != nil {
 		return r.op.whyLocked()
 	}
 	if ctx.Err() != nil {
-		return Errorf(CodeCanceled, NextNone, "the request was cancelled")
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
 	}
 	return nil
 }
@@ -387,9 +388,9 @@ func (e *Engine) DecideAs(d Decision) error {
 	}
 	out := outcome{approved: true, decision: "approved", by: "operator", op: op}
 	if !approve {
-		out = outcome{err: Errorf(CodeUserDenied, NextNone, "the operator denied %s", describeKind(r.Kind, r.req)), decision: "denied", by: "operator", op: op}
+		out = outcome{err: errcode.Errorf(errcode.UserDenied, errcode.NextNone, "the operator denied %s", describeKind(r.Kind, r.req)), decision: "denied", by: "operator", op: op}
 		if r.Kind == KindDisclosure {
-			out.err = Errorf(CodeResultWithheld, NextNone, "the operator did not share the result")
+			out.err = errcode.Errorf(errcode.ResultWithheld, errcode.NextNone, "the operator did not share the result")
 		}
 	}
 	e.resolveLocked(r, out)
@@ -424,7 +425,7 @@ func (e *Engine) resolveLocked(r *review, out outcome) {
 		rec.Code = string(out.err.Code)
 	}
 	if err := e.writeAuditLocked(rec); err != nil && out.approved {
-		out = outcome{err: &Error{Code: CodeBrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by, op: out.op}
+		out = outcome{err: &errcode.Error{Code: errcode.BrowserOperationFailed, Message: "the decision could not be written to the audit log: " + err.Error()}, decision: "approved", by: out.by, op: out.op}
 	}
 	r.resolved = true
 	r.out = out
@@ -558,11 +559,11 @@ func (e *Engine) armLocked(r *review) {
 	switch {
 	case r.focused:
 		d = time.Until(r.realShown.Add(e.cfg.ReviewTimeout))
-		code := CodeTimeout
+		code := errcode.Timeout
 		if r.Kind == KindDisclosure {
-			code = CodeDisclosureTimeout
+			code = errcode.DisclosureTimeout
 		}
-		out = outcome{err: Errorf(code, NextNone, "the review was not decided within %s", e.cfg.ReviewTimeout), decision: "timeout", by: "engine"}
+		out = outcome{err: errcode.Errorf(code, errcode.NextNone, "the review was not decided within %s", e.cfg.ReviewTimeout), decision: "timeout", by: "engine"}
 	case r.op == nil:
 		d = time.Until(r.queuedAt.Add(e.cfg.ReviewTimeout))
 		out = outcome{err: needsAttention(), decision: "needs_attention", by: "engine"}
@@ -608,14 +609,14 @@ func (e *Engine) queueDeadlineLocked(r *review) time.Time {
 	return e.now().Add(max(left, 0))
 }
 
-func needsAttention() *Error {
-	return Errorf(CodeNeedsAttention, NextReview, "the review waits for the operator in a tab that is not on screen")
+func needsAttention() *errcode.Error {
+	return errcode.Errorf(errcode.NeedsAttention, errcode.NextReview, "the review waits for the operator in a tab that is not on screen")
 }
 
 // decisionFor names an engine-side resolution in the audit vocabulary.
-func decisionFor(c Code) string {
+func decisionFor(c errcode.Code) string {
 	switch c {
-	case CodeTimeout, CodePaused, CodeNeedsAttention, CodeTabClosed:
+	case errcode.Timeout, errcode.Paused, errcode.NeedsAttention, errcode.TabClosed:
 		return string(c)
 	}
 	return "canceled"

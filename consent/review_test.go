@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestNavigationGrantScope(t *testing.T) {
@@ -47,7 +48,7 @@ func TestNavigationGrantScope(t *testing.T) {
 	ch := ask(h.e, context.Background(), nav("c1", "t2", "https://a.test"))
 	h.e.Select("c1", "t2")
 	h.decide(h.focused("t2"), false)
-	wantCode(t, result(t, ch), CodeUserDenied)
+	wantCode(t, result(t, ch), errcode.UserDenied)
 }
 
 func TestReadGrantScope(t *testing.T) {
@@ -75,16 +76,16 @@ func TestOwnershipChecks(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := h.e.Begin(ctx, "c1", "op1", "observe")
-	wantCode(t, err, CodeWrongConversation)
-	wantCode(t, h.e.Ask(ctx, nav("c1", "op1", "https://a.test")), CodeWrongConversation)
+	wantCode(t, err, errcode.WrongConversation)
+	wantCode(t, h.e.Ask(ctx, nav("c1", "op1", "https://a.test")), errcode.WrongConversation)
 	_, err = h.e.Begin(ctx, "c1", "t3", "observe")
-	wantCode(t, err, CodeWrongConversation)
+	wantCode(t, err, errcode.WrongConversation)
 	_, err = h.e.Begin(ctx, "", "t1", "observe")
-	wantCode(t, err, CodeMissingSession)
+	wantCode(t, err, errcode.MissingSession)
 	_, err = h.e.Begin(ctx, "nobody", "t1", "observe")
-	wantCode(t, err, CodeMissingSession)
+	wantCode(t, err, errcode.MissingSession)
 	_, err = h.e.Begin(ctx, "c1", "gone", "observe")
-	wantCode(t, err, CodeTabClosed)
+	wantCode(t, err, errcode.TabClosed)
 
 	st := h.e.Snapshot()
 	if len(st.OperatorTabs) != 1 || st.OperatorTabs[0].ID != "op1" {
@@ -238,7 +239,7 @@ func TestFocusedReviewTimesOut(t *testing.T) {
 	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	h.focused("t1")
-	wantCode(t, result(t, ch), CodeTimeout)
+	wantCode(t, result(t, ch), errcode.Timeout)
 	recs := records(h.mem, audit.KindDecision)
 	if len(recs) != 1 || recs[0].Decision != "timeout" || recs[0].By != "engine" {
 		t.Fatalf("decision audit %+v", recs)
@@ -248,15 +249,15 @@ func TestFocusedReviewTimesOut(t *testing.T) {
 	}
 	ch = ask(h.e, context.Background(), disclose("c1", "t1", "{}"))
 	h.focused("t1")
-	wantCode(t, result(t, ch), CodeDisclosureTimeout)
+	wantCode(t, result(t, ch), errcode.DisclosureTimeout)
 }
 
 func TestHeldRequestWithoutOpNeedsAttention(t *testing.T) {
 	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	// A popup's first request, held by the hook: no op on t2, t2 not visible.
 	ch := ask(h.e, context.Background(), nav("c1", "t2", "https://popup.test"))
-	ce := wantCodeErr(t, result(t, ch), CodeNeedsAttention)
-	if ce.Next != NextReview {
+	ce := wantCodeErr(t, result(t, ch), errcode.NeedsAttention)
+	if ce.Next != errcode.NextReview {
 		t.Fatalf("next %q", ce.Next)
 	}
 	if recs := records(h.mem, audit.KindDecision); len(recs) != 1 || recs[0].Decision != "needs_attention" {
@@ -289,7 +290,7 @@ func TestOpDeadlineExcludesFocusedWait(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("op budget never ran out")
 	}
-	wantCode(t, op.Err(), CodeTimeout)
+	wantCode(t, op.Err(), errcode.Timeout)
 }
 
 func TestOpDeadlineCountsQueuedWait(t *testing.T) {
@@ -300,8 +301,8 @@ func TestOpDeadlineCountsQueuedWait(t *testing.T) {
 	}
 	defer op.End()
 	ch := ask(h.e, op.Context(), nav("c1", "t2", "https://a.test"))
-	ce := wantCodeErr(t, result(t, ch), CodeNeedsAttention)
-	if ce.Next != NextReview {
+	ce := wantCodeErr(t, result(t, ch), errcode.NeedsAttention)
+	if ce.Next != errcode.NextReview {
 		t.Fatalf("next %q", ce.Next)
 	}
 	if op.Context().Err() == nil {
@@ -320,7 +321,7 @@ func TestBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.e.Begin(ctx, "c1", "t1", "act")
-	wantCode(t, err, CodeBusy)
+	wantCode(t, err, errcode.Busy)
 	if ts := h.e.Snapshot().Conversations[0].Tabs[0]; ts.Status != TabRunning || ts.Operation != "observe" {
 		t.Fatalf("running badge %+v", ts)
 	}
@@ -345,7 +346,7 @@ func TestBusy(t *testing.T) {
 	defer open2.End()
 	open1.BindTab("t2")
 	_, err = h.e.Begin(ctx, "c1", "t2", "observe")
-	wantCode(t, err, CodeBusy)
+	wantCode(t, err, errcode.Busy)
 	open2.BindTab("t2") // held by open1: no effect
 	open1.End()
 	if _, err := h.e.Begin(ctx, "c1", "t2", "observe"); err != nil {
@@ -371,20 +372,20 @@ func TestTakeOverRevokesAndPauses(t *testing.T) {
 	if err := e.TakeOver("c1"); err != nil {
 		t.Fatal(err)
 	}
-	ce := wantCodeErr(t, result(t, ch), CodePaused)
-	if ce.Next != NextUserResume {
+	ce := wantCodeErr(t, result(t, ch), errcode.Paused)
+	if ce.Next != errcode.NextUserResume {
 		t.Fatalf("next %q", ce.Next)
 	}
 	<-op.Context().Done()
-	if ce := wantCodeErr(t, op.Err(), CodePaused); ce.Next != NextUserResume {
+	if ce := wantCodeErr(t, op.Err(), errcode.Paused); ce.Next != errcode.NextUserResume {
 		t.Fatalf("op next %q", ce.Next)
 	}
 	if !e.Paused("c1") || e.Paused("c2") {
 		t.Fatal("paused flag")
 	}
 	_, err = e.Begin(context.Background(), "c1", "t2", "observe")
-	wantCode(t, err, CodePaused)
-	wantCode(t, e.Ask(context.Background(), read("c1", "t2", "https://a.test")), CodePaused)
+	wantCode(t, err, errcode.Paused)
+	wantCode(t, e.Ask(context.Background(), read("c1", "t2", "https://a.test")), errcode.Paused)
 	st := e.Snapshot()
 	if c := st.Conversations[0]; !c.Paused || len(c.Grants) != 0 || c.Tabs[0].Status != TabPaused {
 		t.Fatalf("paused conversation state %+v", c)
@@ -452,8 +453,8 @@ func TestCancel(t *testing.T) {
 	if err := e.Cancel("c1"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, result(t, ch), CodeCanceled)
-	wantCode(t, op.Err(), CodeCanceled)
+	wantCode(t, result(t, ch), errcode.Canceled)
+	wantCode(t, op.Err(), errcode.Canceled)
 	if e.Covered(nav("c1", "t1", "https://a.test")) || !e.Covered(read("c1", "t1", "https://a.test")) {
 		t.Fatal("cancel revokes navigation grants only")
 	}
@@ -482,8 +483,8 @@ func TestRemoveTab(t *testing.T) {
 	ch := ask(e, op.Context(), act("c1", "t1", ActionClick))
 	h.focused("t1")
 	e.RemoveTab("t1")
-	wantCode(t, result(t, ch), CodeTabClosed)
-	wantCode(t, op.Err(), CodeTabClosed)
+	wantCode(t, result(t, ch), errcode.TabClosed)
+	wantCode(t, op.Err(), errcode.TabClosed)
 	if e.Snapshot().Conversations[0].Grants != nil {
 		t.Fatal("navigation grant of a closed tab must go")
 	}
@@ -514,8 +515,8 @@ func TestRemoveConversation(t *testing.T) {
 	ch := ask(e, op.Context(), disclose("c1", "t2", "{}"))
 	h.queued(1)
 	e.RemoveConversation("c1")
-	wantCode(t, result(t, ch), CodeCanceled)
-	wantCode(t, op.Err(), CodeCanceled)
+	wantCode(t, result(t, ch), errcode.Canceled)
+	wantCode(t, op.Err(), errcode.Canceled)
 	st := e.Snapshot()
 	if len(st.Conversations) != 1 || st.Conversations[0].ID != "c2" {
 		t.Fatalf("conversations %+v", st.Conversations)
@@ -530,23 +531,25 @@ func TestRemoveConversation(t *testing.T) {
 	if e.Covered(read("c1", "t1", "https://a.test")) {
 		t.Fatal("grants must be dropped")
 	}
-	wantCode(t, e.Ask(context.Background(), read("c1", "t1", "https://a.test")), CodeWrongConversation)
+	wantCode(t, e.Ask(context.Background(), read("c1", "t1", "https://a.test")), errcode.WrongConversation)
 }
 
 func TestRecheckFailureGrantsNothing(t *testing.T) {
 	h := newHarness(t, Config{}).std()
 	req := nav("c1", "t1", "https://a.test")
 	req.Recheck = func() error { return errors.New("url moved") }
-	ce := wantCodeErr(t, h.approveAsk(req), CodePageChanged)
-	if ce.Next != NextObserveBeforeRetry {
+	ce := wantCodeErr(t, h.approveAsk(req), errcode.PageChanged)
+	if ce.Next != errcode.NextObserveBeforeRetry {
 		t.Fatalf("next %q", ce.Next)
 	}
 	if h.e.Covered(req) {
 		t.Fatal("failed recheck must not grant")
 	}
-	req.Recheck = func() error { return &Error{Code: CodeStaleObservation, Next: NextObserve, Dispatched: true} }
-	ce = wantCodeErr(t, h.approveAsk(req), CodeStaleObservation)
-	if ce.Next != NextObserve {
+	req.Recheck = func() error {
+		return &errcode.Error{Code: errcode.StaleObservation, Next: errcode.NextObserve, Dispatched: true}
+	}
+	ce = wantCodeErr(t, h.approveAsk(req), errcode.StaleObservation)
+	if ce.Next != errcode.NextObserve {
 		t.Fatalf("recheck's next must be kept: %q", ce.Next)
 	}
 	if h.e.Covered(req) {
@@ -563,7 +566,7 @@ func TestRevocationDuringRecheckWins(t *testing.T) {
 	h := newHarness(t, Config{}).std()
 	req := nav("c1", "t1", "https://a.test")
 	req.Recheck = func() error { return h.e.TakeOver("c1") }
-	wantCode(t, h.approveAsk(req), CodePaused)
+	wantCode(t, h.approveAsk(req), errcode.Paused)
 	if err := h.e.Resume("c1"); err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +574,7 @@ func TestRevocationDuringRecheckWins(t *testing.T) {
 		t.Fatal("no grant may survive a take-over during recheck")
 	}
 	req.Recheck = func() error { h.e.RemoveTab("t1"); return nil }
-	wantCode(t, h.approveAsk(req), CodeTabClosed)
+	wantCode(t, h.approveAsk(req), errcode.TabClosed)
 }
 
 func TestRevocationRacesApproval(t *testing.T) {
@@ -608,7 +611,7 @@ func TestRevocationRacesApproval(t *testing.T) {
 			t.Fatalf("iteration %d: decide %v", i, decideErr)
 		}
 		if errors.Is(decideErr, ErrNoSuchReview) {
-			wantCode(t, err, CodePaused)
+			wantCode(t, err, errcode.Paused)
 		}
 		if e.Covered(req) || len(e.Snapshot().Conversations[0].Grants) != 0 {
 			t.Fatalf("iteration %d: a grant survived the take-over", i)
@@ -658,7 +661,7 @@ func TestAuditFailureFailsApprovalClosed(t *testing.T) {
 	r := h.focused("t1")
 	h.mem.FailWith(errors.New("disk full"))
 	h.decide(r, true)
-	wantCode(t, result(t, ch), CodeBrowserOperationFailed)
+	wantCode(t, result(t, ch), errcode.BrowserOperationFailed)
 	if h.e.Covered(nav("c1", "t1", "https://a.test")) {
 		t.Fatal("an unaudited approval must not grant")
 	}
@@ -682,7 +685,7 @@ func TestAuditHoldsNoSecrets(t *testing.T) {
 		t.Fatal("the operator must see the complete result")
 	}
 	h.decide(r, false)
-	wantCode(t, result(t, ch), CodeResultWithheld)
+	wantCode(t, result(t, ch), errcode.ResultWithheld)
 	var sawSize bool
 	for _, rec := range h.mem.Records() {
 		for _, s := range []string{rec.Note, rec.Input, rec.Origin, rec.Tool, rec.Action, rec.SHA256} {
@@ -710,7 +713,7 @@ func TestAskContextCancelled(t *testing.T) {
 	ch := ask(h.e, ctx, nav("c1", "t1", "https://a.test"))
 	h.focused("t1")
 	cancel()
-	wantCode(t, result(t, ch), CodeCanceled)
+	wantCode(t, result(t, ch), errcode.Canceled)
 	if len(h.e.Snapshot().Queue) != 0 {
 		t.Fatal("cancelled ask must leave the queue")
 	}
@@ -725,7 +728,7 @@ func TestOpEndResolvesItsReviews(t *testing.T) {
 	ch := ask(h.e, context.Background(), act("c1", "t1", ActionClick))
 	h.focused("t1")
 	op.End()
-	wantCode(t, result(t, ch), CodeCanceled)
+	wantCode(t, result(t, ch), errcode.Canceled)
 	if op.Err() != nil {
 		t.Fatalf("an ended op is not a failure: %v", op.Err())
 	}
@@ -764,7 +767,7 @@ func TestTabChangingOwnerLosesEverything(t *testing.T) {
 	}
 	defer op.End()
 	h.e.PutTab(TabInfo{ID: "t1", Conversation: "c2"})
-	wantCode(t, op.Err(), CodeWrongConversation)
+	wantCode(t, op.Err(), errcode.WrongConversation)
 	if h.e.Covered(nav("c1", "t1", "https://a.test")) || h.e.Covered(nav("c2", "t1", "https://a.test")) {
 		t.Fatal("a grant must not follow the tab to its new owner")
 	}
@@ -784,8 +787,8 @@ func TestOpErrFromCallerContext(t *testing.T) {
 	ch := ask(h.e, op.Context(), read("c1", "t1", "https://a.test"))
 	h.focused("t1")
 	cancel()
-	wantCode(t, result(t, ch), CodeCanceled)
-	wantCode(t, op.Err(), CodeCanceled)
+	wantCode(t, result(t, ch), errcode.Canceled)
+	wantCode(t, op.Err(), errcode.Canceled)
 }
 
 // Review ids stay unique in an audit log that several runs append to: two
@@ -804,7 +807,7 @@ func TestReviewIDsUniqueAcrossRuns(t *testing.T) {
 		}
 		seen[r.ID] = true
 		h.decide(r, false)
-		wantCode(t, result(t, ch), CodeUserDenied)
+		wantCode(t, result(t, ch), errcode.UserDenied)
 		for _, rec := range mem.Records() {
 			if rec.Conversation == "c1" && rec.Client != "default·codex·c1" {
 				t.Errorf("run %d: %s record names the client %q", run, rec.Kind, rec.Client)

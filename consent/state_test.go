@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestListenerOrderAndNoDrops(t *testing.T) {
@@ -177,7 +179,7 @@ func TestSnapshotBadgesAndImmutability(t *testing.T) {
 
 	e.Select("c2", "")
 	h.decide(h.focused("t3"), false)
-	wantCode(t, result(t, ch), CodeUserDenied)
+	wantCode(t, result(t, ch), errcode.UserDenied)
 }
 
 func TestDisclosureResultDroppedOnResolve(t *testing.T) {
@@ -246,13 +248,13 @@ func TestCloseEndsEverythingWithoutLeaks(t *testing.T) {
 	}
 	e.Close()
 	e.Close()
-	wantCode(t, result(t, a1), CodeCanceled)
-	wantCode(t, result(t, a2), CodeCanceled)
+	wantCode(t, result(t, a1), errcode.Canceled)
+	wantCode(t, result(t, a2), errcode.Canceled)
 	if op.Context().Err() == nil {
 		t.Fatal("Close must end running ops")
 	}
 	_, err = e.Begin(context.Background(), "c1", "t2", "x")
-	wantCode(t, err, CodeCanceled)
+	wantCode(t, err, errcode.Canceled)
 	op.End()
 	if err := e.WaitIdle(context.Background()); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package consent
 
-import "github.com/tabwarden/tabwarden/consent/audit"
+import (
+	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
+)
 
 // TakeOver pauses conversation id: its running op is cancelled (paused),
 // its pending reviews resolve paused, navigation and profile grants are
@@ -20,7 +23,7 @@ func (e *Engine) TakeOverAs(id ConversationID, op Operator) error {
 	c.paused = true
 	c.pausedBy = op
 	c.epoch++
-	why := Errorf(CodePaused, NextUserResume, "the operator took over this conversation")
+	why := errcode.Errorf(errcode.Paused, errcode.NextUserResume, "the operator took over this conversation")
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: "operator", op: op})
 	c.grants.nav = map[navKey]struct{}{}
@@ -71,7 +74,7 @@ func (e *Engine) Cancel(id ConversationID) error {
 		return ErrUnknownConversation
 	}
 	c.epoch++
-	why := Errorf(CodeCanceled, NextNone, "the operator cancelled the operation")
+	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operator cancelled the operation")
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator"})
 	c.grants.nav = map[navKey]struct{}{}
@@ -88,7 +91,7 @@ func (e *Engine) Paused(id ConversationID) bool {
 	return ok && c.paused
 }
 
-func (e *Engine) cancelOpsLocked(id ConversationID, why *Error) {
+func (e *Engine) cancelOpsLocked(id ConversationID, why *errcode.Error) {
 	for op := range e.ops {
 		if op.conv == id {
 			op.cancelLocked(why)

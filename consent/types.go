@@ -136,7 +136,7 @@ type Request struct {
 	// Recheck runs after approval and before Ask returns nil: policy, tab
 	// identity and owner, page revision/URL, observation age. A non-nil
 	// error fails the ask with dispatched:false (its Code if it is an
-	// *Error, else page_changed).
+	// *errcode.Error, else page_changed).
 	Recheck func() error
 }
 

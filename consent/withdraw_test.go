@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // A review whose caller is gone is withdrawn at once, and the audit says
@@ -33,7 +34,7 @@ func TestGoneCallerWithdrawsWithReason(t *testing.T) {
 			ch := ask(h.e, askCtx, nav("c1", "t1", "https://a.test"))
 			r := h.focused("t1")
 			cancel(gone)
-			ce := wantCodeErr(t, result(t, ch), CodeCanceled)
+			ce := wantCodeErr(t, result(t, ch), errcode.Canceled)
 			if !strings.Contains(ce.Message, gone.Error()) {
 				t.Errorf("error %q does not say why", ce.Message)
 			}
@@ -72,7 +73,7 @@ func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
 	cancel(gone)
 	op.endLocked()
 	h.e.mu.Unlock()
-	wantCode(t, result(t, ch), CodeCanceled)
+	wantCode(t, result(t, ch), errcode.Canceled)
 	recs := records(h.mem, audit.KindDecision)
 	if len(recs) != 1 || recs[0].Review != r.ID || recs[0].Decision != "canceled" || !strings.Contains(recs[0].Note, gone.Error()) {
 		t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
@@ -84,7 +85,7 @@ func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
 func TestEngineResolutionsAreNotWithdrawals(t *testing.T) {
 	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
-	wantCode(t, result(t, ch), CodeTimeout)
+	wantCode(t, result(t, ch), errcode.Timeout)
 	for _, r := range records(h.mem, audit.KindDecision) {
 		if r.Note != "" {
 			t.Fatalf("a timed-out review is noted %q", r.Note)
@@ -128,7 +129,7 @@ func TestQueuedReviewDeadline(t *testing.T) {
 		}
 	}
 	h.decide(f, false)
-	wantCode(t, result(t, chOp), CodeUserDenied)
+	wantCode(t, result(t, chOp), errcode.UserDenied)
 	h.e.RemoveConversation("c2")
-	wantCode(t, result(t, chHeld), CodeCanceled)
+	wantCode(t, result(t, chHeld), errcode.Canceled)
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Decision codes; they equal the DESIGN §5 codes consent.CodeWebsiteBlocked
-// and consent.CodeUploadBlocked.
+// Decision codes; they equal the DESIGN §5 codes errcode.WebsiteBlocked
+// and errcode.UploadBlocked.
 const (
 	CodeWebsiteBlocked = "website_blocked"
 	CodeUploadBlocked  = "upload_blocked"

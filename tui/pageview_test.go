@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // fakePage is a PageSource that serves one picture per stream and
@@ -334,7 +335,7 @@ func TestPageViewMarksTheTarget(t *testing.T) {
 // restarted in a loop: once, then again only after pageRetry.
 func TestPageViewFailedStreamRetriesLater(t *testing.T) {
 	page := newFakePage()
-	page.fail = consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "relaunching")
+	page.fail = errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, "relaunching")
 	m, _, r := newPageModel(t, baseState(), 120, 40, page)
 	m = r.update(m, press("v"))
 	m = r.until(t, m, "the error on screen", func(m Model) bool { return strings.Contains(screen(m), "relaunching") })

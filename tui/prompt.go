@@ -6,8 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // The task prompt (`p`): one line where the operator types a new task for
@@ -89,11 +88,11 @@ func (m *Model) taskStarted(msg taskStartedMsg) tea.Cmd {
 	return m.setFlash("built-in agent started on: " + trunc(msg.task, 60))
 }
 
-// codedError is err as "code: message", the code from consent.CodeOf.
+// codedError is err as "code: message", the code from errcode.Of.
 func codedError(err error) string {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if errors.As(err, &ce) {
 		return clean(string(ce.Code) + ": " + ce.Message)
 	}
-	return clean(string(consent.CodeOf(err)) + ": " + err.Error())
+	return clean(string(errcode.Of(err)) + ": " + err.Error())
 }

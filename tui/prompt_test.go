@@ -10,8 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // decisions are the fake's Decide calls.
@@ -145,7 +144,7 @@ func immediate(cmd tea.Cmd) []tea.Msg {
 func TestPromptErrorShowsCode(t *testing.T) {
 	f := newFake(baseState())
 	m := New(f, Options{Version: "test", Now: fixedClock, StartTask: func(string) error {
-		return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "the console is shutting down")
+		return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, "the console is shutting down")
 	}})
 	defer m.Close()
 	m = step(m, windowMsg(120, 40))

@@ -90,7 +90,7 @@ type Options struct {
 	// §12): `p` opens a prompt line and enter hands it the typed task. The
 	// console sets it when it runs with a model provider; nil hides `p`.
 	// It is called outside Update and may take a moment; its error is
-	// shown with its DESIGN §5 code (consent.CodeOf).
+	// shown with its DESIGN §5 code (errcode.Of).
 	StartTask func(task string) error
 
 	// Page is the browser side of the page view (`v`, DESIGN §13). Nil:

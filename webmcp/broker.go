@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Options tune a Broker. Zero values take the DESIGN defaults.
@@ -154,10 +155,10 @@ func (b *Broker) tab(conv consent.ConversationID, tab consent.TabID) (*brokerTab
 	defer b.mu.Unlock()
 	t, ok := b.tabs[tab]
 	if !ok {
-		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the tab has no site-tool connection")
+		return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "the tab has no site-tool connection")
 	}
 	if t.conv != conv {
-		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextListTabs, "the tab belongs to another conversation")
+		return nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "the tab belongs to another conversation")
 	}
 	return t, nil
 }
@@ -183,7 +184,7 @@ func (b *Broker) List(ctx context.Context, conv consent.ConversationID, tab cons
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tabs[tab] != t {
-		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the tab closed while its site tools were listed")
+		return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "the tab closed while its site tools were listed")
 	}
 	old := map[handleKey]*handle{}
 	for id, h := range b.handles {
@@ -246,7 +247,7 @@ func (b *Broker) Prepare(ctx context.Context, conv consent.ConversationID, tab c
 		return nil, staleTool("unknown or outdated toolId; list the site tools again")
 	}
 	if h.conv != conv {
-		return nil, consent.Errorf(consent.CodeWrongConversation, consent.NextNone, "the toolId belongs to another conversation")
+		return nil, errcode.Errorf(errcode.WrongConversation, errcode.NextNone, "the toolId belongs to another conversation")
 	}
 	if tab != "" && tab != h.tab {
 		return nil, staleTool("the toolId belongs to another tab")
@@ -286,7 +287,7 @@ func (c *Call) fresh(ctx context.Context) error {
 	_, known := c.b.handles[h.id]
 	c.b.mu.Unlock()
 	if !ok {
-		return consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the tab of this site tool is gone")
+		return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "the tab of this site tool is gone")
 	}
 	if !known {
 		return staleTool("the tool list changed; list the site tools again")
@@ -319,7 +320,7 @@ func (c *Call) fresh(ctx context.Context) error {
 }
 
 func staleTool(msg string) error {
-	return consent.Errorf(consent.CodeStaleTool, consent.NextNone, "%s", msg)
+	return errcode.Errorf(errcode.StaleTool, errcode.NextNone, "%s", msg)
 }
 
 var (
@@ -338,7 +339,7 @@ func (c *Call) Invoke(ctx context.Context) (json.RawMessage, error) {
 	used := true
 	c.once.Do(func() { used = false })
 	if used {
-		return nil, consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "a prepared site-tool call runs once")
+		return nil, errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "a prepared site-tool call runs once")
 	}
 	b := c.b
 	ectx, cancel := context.WithCancelCause(ctx)
@@ -347,7 +348,7 @@ func (c *Call) Invoke(ctx context.Context) (json.RawMessage, error) {
 	t, ok := b.tabs[c.Tab]
 	if ok && len(t.running) >= b.opts.MaxConcurrent {
 		b.mu.Unlock()
-		return nil, consent.Errorf(consent.CodeTooManyRequests, consent.NextNone,
+		return nil, errcode.Errorf(errcode.TooManyRequests, errcode.NextNone,
 			"the tab already runs %d site-tool calls", b.opts.MaxConcurrent)
 	}
 	if ok {
@@ -355,7 +356,7 @@ func (c *Call) Invoke(ctx context.Context) (json.RawMessage, error) {
 	}
 	b.mu.Unlock()
 	if !ok {
-		return nil, consent.Errorf(consent.CodeTabClosed, consent.NextListTabs, "the tab of this site tool is gone")
+		return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "the tab of this site tool is gone")
 	}
 	defer func() {
 		b.mu.Lock()
@@ -375,22 +376,22 @@ func (c *Call) Invoke(ctx context.Context) (json.RawMessage, error) {
 }
 
 func invokeError(ctx context.Context, err error) error {
-	dispatched := func(code consent.Code, msg string) error {
-		return &consent.Error{Code: code, Message: msg, Dispatched: true, MayHaveChangedState: true}
+	dispatched := func(code errcode.Code, msg string) error {
+		return &errcode.Error{Code: code, Message: msg, Dispatched: true, MayHaveChangedState: true}
 	}
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errExecTimeout):
-		return dispatched(consent.CodeExecutionTimeout, "the site tool did not finish in time and was cancelled in the page")
+		return dispatched(errcode.ExecutionTimeout, "the site tool did not finish in time and was cancelled in the page")
 	case cause != nil && errors.Is(cause, context.DeadlineExceeded):
-		return dispatched(consent.CodeTimeout, "the operation ran out of time; the site tool was cancelled in the page")
+		return dispatched(errcode.Timeout, "the operation ran out of time; the site tool was cancelled in the page")
 	case cause != nil:
-		return dispatched(consent.CodeCanceled, "the site-tool call was cancelled in the page")
+		return dispatched(errcode.Canceled, "the site-tool call was cancelled in the page")
 	case errors.Is(err, context.Canceled):
-		return dispatched(consent.CodeCanceled, "the page cancelled the site-tool call")
+		return dispatched(errcode.Canceled, "the page cancelled the site-tool call")
 	case errors.Is(err, errToolFailed):
-		return dispatched(consent.CodeBrowserOperationFailed, "the site tool reported an error")
+		return dispatched(errcode.BrowserOperationFailed, "the site tool reported an error")
 	}
-	return dispatched(consent.CodeBrowserOperationFailed, "the site-tool call failed in the browser")
+	return dispatched(errcode.BrowserOperationFailed, "the site-tool call failed in the browser")
 }
 
 // Disclosure is the review detail for the "Share result" gate.
@@ -400,9 +401,9 @@ func (c *Call) Disclosure(result json.RawMessage) *consent.Disclosure {
 }
 
 func opError(what string, err error) error {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if errors.As(err, &ce) {
 		return err
 	}
-	return &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: what + ": the browser did not answer"}
+	return &errcode.Error{Code: errcode.BrowserOperationFailed, Message: what + ": the browser did not answer"}
 }

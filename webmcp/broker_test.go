@@ -10,6 +10,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 type pureRig struct {
@@ -72,7 +73,7 @@ func TestBrokerListing(t *testing.T) {
 	if strings.Join(got, ",") != "read_status,in_frame" {
 		t.Fatalf("listed %v", got)
 	}
-	if len(l.RejectedTools) != 1 || !hasRejected(l, "bad", consent.CodeUnsupportedSchema) {
+	if len(l.RejectedTools) != 1 || !hasRejected(l, "bad", errcode.UnsupportedSchema) {
 		t.Fatalf("rejected %+v", l.RejectedTools)
 	}
 	if l.Support.Mode != ModeNative {
@@ -85,10 +86,10 @@ func TestBrokerListing(t *testing.T) {
 	if again := r.list(); again.Tools[0].ToolID != l.Tools[0].ToolID {
 		t.Fatal("a second listing changed the toolId of an unchanged tool")
 	}
-	if _, err := r.b.List(context.Background(), "conv-b", tabA); codeOf(err) != consent.CodeWrongConversation {
+	if _, err := r.b.List(context.Background(), "conv-b", tabA); codeOf(err) != errcode.WrongConversation {
 		t.Fatalf("foreign list: %v", err)
 	}
-	if _, err := r.b.List(context.Background(), convA, "nope"); codeOf(err) != consent.CodeTabClosed {
+	if _, err := r.b.List(context.Background(), convA, "nope"); codeOf(err) != errcode.TabClosed {
 		t.Fatalf("unknown tab: %v", err)
 	}
 }
@@ -128,13 +129,13 @@ func TestBrokerStaleHandles(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.change(r)
-			if err := c.Fresh(); codeOf(err) != consent.CodeStaleTool {
+			if err := c.Fresh(); codeOf(err) != errcode.StaleTool {
 				t.Fatalf("Fresh: %v", err)
 			}
-			if _, err := r.b.Prepare(ctx, convA, tabA, id, nil); codeOf(err) != consent.CodeStaleTool {
+			if _, err := r.b.Prepare(ctx, convA, tabA, id, nil); codeOf(err) != errcode.StaleTool {
 				t.Fatalf("Prepare: %v", err)
 			}
-			if _, err := c.Invoke(ctx); codeOf(err) != consent.CodeStaleTool {
+			if _, err := c.Invoke(ctx); codeOf(err) != errcode.StaleTool {
 				t.Fatalf("Invoke: %v", err)
 			}
 			if n, _ := r.f.counts(); n != 0 {
@@ -153,12 +154,12 @@ func TestBrokerForeignAndUnknown(t *testing.T) {
 		conv consent.ConversationID
 		tab  consent.TabID
 		id   string
-		code consent.Code
+		code errcode.Code
 	}{
-		"foreign":     {"conv-b", "", id, consent.CodeWrongConversation},
-		"foreign tab": {"conv-b", tabA, id, consent.CodeWrongConversation},
-		"unknown":     {convA, "", "wt_0000", consent.CodeStaleTool},
-		"other tab":   {convA, "tab-z", id, consent.CodeStaleTool},
+		"foreign":     {"conv-b", "", id, errcode.WrongConversation},
+		"foreign tab": {"conv-b", tabA, id, errcode.WrongConversation},
+		"unknown":     {convA, "", "wt_0000", errcode.StaleTool},
+		"other tab":   {convA, "tab-z", id, errcode.StaleTool},
 	} {
 		if _, err := r.b.Prepare(ctx, c.conv, c.tab, c.id, nil); codeOf(err) != c.code {
 			t.Errorf("%s: %v", name, err)
@@ -168,7 +169,7 @@ func TestBrokerForeignAndUnknown(t *testing.T) {
 		t.Fatalf("tab omitted: %v", err)
 	}
 	r.b.RemoveTab(tabA)
-	if _, err := r.b.Prepare(ctx, convA, "", id, nil); codeOf(err) != consent.CodeStaleTool {
+	if _, err := r.b.Prepare(ctx, convA, "", id, nil); codeOf(err) != errcode.StaleTool {
 		t.Fatalf("after RemoveTab: %v", err)
 	}
 }
@@ -204,18 +205,18 @@ func TestBrokerInvokeResults(t *testing.T) {
 	if res, err := call("echo", `{"a": 7}`); err != nil || string(res) != `{"a":7}` {
 		t.Fatalf("echo %s %v", res, err)
 	}
-	if _, err := call("echo", `{"a": "x"}`); codeOf(err) != consent.CodeInvalidInput {
+	if _, err := call("echo", `{"a": "x"}`); codeOf(err) != errcode.InvalidInput {
 		t.Fatalf("invalid input: %v", err)
 	}
 	if n, _ := r.f.counts(); n != 1 {
 		t.Fatalf("%d invocations; invalid input must not reach the page", n)
 	}
-	if _, err := call("big", ""); codeOf(err) != consent.CodeResultTooLarge {
+	if _, err := call("big", ""); codeOf(err) != errcode.ResultTooLarge {
 		t.Fatalf("big: %v", err)
 	}
 	_, err := call("throws", "")
-	var ce *consent.Error
-	if codeOf(err) != consent.CodeBrowserOperationFailed || !asError(err, &ce) || !ce.Dispatched || strings.Contains(err.Error(), "SITE-SECRET") {
+	var ce *errcode.Error
+	if codeOf(err) != errcode.BrowserOperationFailed || !asError(err, &ce) || !ce.Dispatched || strings.Contains(err.Error(), "SITE-SECRET") {
 		t.Fatalf("throws: %#v", err)
 	}
 	if res, err := call("void", ""); err != nil || string(res) != "null" {
@@ -248,7 +249,7 @@ func TestBrokerConcurrencyAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Invoke(ctx); codeOf(err) != consent.CodeTooManyRequests {
+	if _, err := c.Invoke(ctx); codeOf(err) != errcode.TooManyRequests {
 		t.Fatalf("fifth: %v", err)
 	}
 	if n, _ := r.f.counts(); n != 4 {
@@ -256,7 +257,7 @@ func TestBrokerConcurrencyAndCancel(t *testing.T) {
 	}
 	r.b.CancelConversation(convA)
 	for i := 0; i < 4; i++ {
-		if err := <-errs; codeOf(err) != consent.CodeCanceled {
+		if err := <-errs; codeOf(err) != errcode.Canceled {
 			t.Fatalf("cancelled: %v", err)
 		}
 	}
@@ -273,8 +274,8 @@ func TestBrokerExecutionTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Invoke(context.Background())
-	var ce *consent.Error
-	if codeOf(err) != consent.CodeExecutionTimeout || !asError(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
+	var ce *errcode.Error
+	if codeOf(err) != errcode.ExecutionTimeout || !asError(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
 		t.Fatalf("%#v", err)
 	}
 	if _, n := r.f.counts(); n != 1 {
@@ -295,7 +296,7 @@ func TestBrokerRemoveTabCancels(t *testing.T) {
 	go func() { _, err := c.Invoke(context.Background()); errs <- err }()
 	<-started
 	r.b.RemoveTab(tabA)
-	if err := <-errs; codeOf(err) != consent.CodeCanceled {
+	if err := <-errs; codeOf(err) != errcode.Canceled {
 		t.Fatalf("%v", err)
 	}
 }

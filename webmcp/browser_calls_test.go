@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestExecutionTimeoutCancelsInPage(t *testing.T) {
 	bothModes(t, func(t *testing.T, native bool) {
 		f, r := toolsTab(t, native, Options{ExecTimeout: 1500 * time.Millisecond})
 		_, err := r.call(context.Background(), toolID(t, r.list(), "slow_save"), `{"delayMs":600000}`)
-		var ce *consent.Error
-		if codeOf(err) != consent.CodeExecutionTimeout || !asError(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
+		var ce *errcode.Error
+		if codeOf(err) != errcode.ExecutionTimeout || !asError(err, &ce) || !ce.Dispatched || !ce.MayHaveChangedState {
 			t.Fatalf("slow_save: %#v", err)
 		}
 		wait(t, f.cancelled, "in-page cancellation")
@@ -44,8 +44,8 @@ func TestTakeOverCancelsAndQuota(t *testing.T) {
 		}
 		// A fifth concurrent call is refused before dispatch.
 		_, err := r.call(context.Background(), toolID(t, l, "read_status"), "")
-		var ce *consent.Error
-		if codeOf(err) != consent.CodeTooManyRequests || !asError(err, &ce) || ce.Dispatched {
+		var ce *errcode.Error
+		if codeOf(err) != errcode.TooManyRequests || !asError(err, &ce) || ce.Dispatched {
 			t.Fatalf("fifth call: %#v", err)
 		}
 		// Take-over: the console cancels the conversation's running calls.
@@ -57,7 +57,7 @@ func TestTakeOverCancelsAndQuota(t *testing.T) {
 		}
 		r.broker.CancelConversation(r.conv)
 		for i := 0; i < 4; i++ {
-			if err := <-errs; codeOf(err) != consent.CodeCanceled {
+			if err := <-errs; codeOf(err) != errcode.Canceled {
 				t.Fatalf("cancelled call: %v", err)
 			}
 		}
@@ -85,7 +85,7 @@ func TestOperationContextCancels(t *testing.T) {
 	go func() { _, err := c.Invoke(ctx); errs <- err }()
 	wait(t, f.started, "slow_save running")
 	cancel() // consent ends the op's context on take-over
-	if err := <-errs; codeOf(err) != consent.CodeCanceled {
+	if err := <-errs; codeOf(err) != errcode.Canceled {
 		t.Fatalf("%v", err)
 	}
 	wait(t, f.cancelled, "in-page cancellation")
@@ -115,7 +115,7 @@ func TestHostilePage(t *testing.T) {
 		}
 		for _, name := range []string{"h_format", "h_pattern", "h_pattern_properties", "h_defs_pattern", "h_defs_format",
 			"h_defs_pattern_properties", "h_remote_ref", "h_pointer_ref", "h_schema_65k", "h_depth_33", "h_nodes_5001"} {
-			if !hasRejected(l, name, consent.CodeUnsupportedSchema) {
+			if !hasRejected(l, name, errcode.UnsupportedSchema) {
 				t.Errorf("%s not rejected as unsupported_schema", name)
 			}
 			if listed[name] {
@@ -124,7 +124,7 @@ func TestHostilePage(t *testing.T) {
 		}
 		bulkRejected := 0
 		for _, rj := range l.RejectedTools {
-			if rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == consent.CodeInvalidSiteTool {
+			if rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == errcode.InvalidSiteTool {
 				bulkRejected++
 			}
 			if rj.Origin != f.URL {
@@ -138,7 +138,7 @@ func TestHostilePage(t *testing.T) {
 		// polyfill path sees them; each is one entry without a name.
 		nameless := 0
 		for _, rj := range l.RejectedTools {
-			if rj.Name == nil && rj.Code == consent.CodeInvalidSiteTool {
+			if rj.Name == nil && rj.Code == errcode.InvalidSiteTool {
 				nameless++
 			}
 		}
@@ -150,7 +150,7 @@ func TestHostilePage(t *testing.T) {
 		}
 		// The 1 MiB result is refused after the call, before anyone sees it.
 		_, err := r.call(context.Background(), toolID(t, l, "huge_result"), "")
-		if codeOf(err) != consent.CodeResultTooLarge {
+		if codeOf(err) != errcode.ResultTooLarge {
 			t.Fatalf("huge_result: %v", err)
 		}
 		// The page still works for ordinary CDP.
@@ -209,8 +209,8 @@ func strPtr(s *string) string {
 	return *s
 }
 
-func asError(err error, target **consent.Error) bool {
-	e, ok := err.(*consent.Error)
+func asError(err error, target **errcode.Error) bool {
+	e, ok := err.(*errcode.Error)
 	if ok {
 		*target = e
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // waitFrames waits until the four fixture frames reported their
@@ -42,7 +42,7 @@ func TestDiscoveryAndCall(t *testing.T) {
 			t.Fatalf("listed %v, want %v (rejected %+v)", got, want, l.RejectedTools)
 		}
 		for _, name := range []string{"find_drafts", "import_drafts"} {
-			if !hasRejected(l, name, consent.CodeUnsupportedSchema) {
+			if !hasRejected(l, name, errcode.UnsupportedSchema) {
 				t.Errorf("%s: not rejected as unsupported_schema: %+v", name, l.RejectedTools)
 			}
 		}
@@ -73,7 +73,7 @@ func TestDiscoveryAndCall(t *testing.T) {
 		save := toolID(t, l, "save_draft")
 		// Invalid input never reaches the page.
 		for _, bad := range []string{`{}`, `{"title":""}`, `{"title":"x","extra":1}`, `{"title":5}`, `[]`} {
-			if _, err := r.broker.Prepare(ctx, r.conv, r.tab, save, json.RawMessage(bad)); codeOf(err) != consent.CodeInvalidInput {
+			if _, err := r.broker.Prepare(ctx, r.conv, r.tab, save, json.RawMessage(bad)); codeOf(err) != errcode.InvalidInput {
 				t.Fatalf("input %s: %v", bad, err)
 			}
 		}
@@ -140,16 +140,16 @@ func TestHandles(t *testing.T) {
 		if again := toolID(t, r.list(), "read_status"); again != id {
 			t.Fatalf("listing twice changed the toolId: %s → %s", id, again)
 		}
-		if _, err := r.broker.Prepare(ctx, "conv-b", r.tab, id, nil); codeOf(err) != consent.CodeWrongConversation {
+		if _, err := r.broker.Prepare(ctx, "conv-b", r.tab, id, nil); codeOf(err) != errcode.WrongConversation {
 			t.Fatalf("foreign handle: %v", err)
 		}
-		if _, err := r.broker.List(ctx, "conv-b", r.tab); codeOf(err) != consent.CodeWrongConversation {
+		if _, err := r.broker.List(ctx, "conv-b", r.tab); codeOf(err) != errcode.WrongConversation {
 			t.Fatalf("foreign list: %v", err)
 		}
-		if _, err := r.broker.Prepare(ctx, r.conv, r.tab, "wt_forged", nil); codeOf(err) != consent.CodeStaleTool {
+		if _, err := r.broker.Prepare(ctx, r.conv, r.tab, "wt_forged", nil); codeOf(err) != errcode.StaleTool {
 			t.Fatalf("unknown handle: %v", err)
 		}
-		if _, err := r.broker.Prepare(ctx, r.conv, "other-tab", id, nil); codeOf(err) != consent.CodeStaleTool {
+		if _, err := r.broker.Prepare(ctx, r.conv, "other-tab", id, nil); codeOf(err) != errcode.StaleTool {
 			t.Fatalf("handle for another tab: %v", err)
 		}
 
@@ -168,8 +168,8 @@ func TestHandles(t *testing.T) {
 		if _, err := r.page.Eval(`() => { window.ac.abort(); }`); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "unregistration", func() bool { return codeOf(c.Fresh()) == consent.CodeStaleTool })
-		if _, err := c.Invoke(ctx); codeOf(err) != consent.CodeStaleTool {
+		waitFor(t, "unregistration", func() bool { return codeOf(c.Fresh()) == errcode.StaleTool })
+		if _, err := c.Invoke(ctx); codeOf(err) != errcode.StaleTool {
 			t.Fatalf("invoke after unregistration: %v", err)
 		}
 		if _, err := r.page.Eval(`() => document.modelContext.registerTool({name: "mutable", description: "v2 does something else", execute: () => 2})`); err != nil {
@@ -178,13 +178,13 @@ func TestHandles(t *testing.T) {
 		// Same name, new descriptor: the old handle stays stale.
 		waitFor(t, "re-registration", func() bool {
 			_, err := r.broker.Prepare(ctx, r.conv, r.tab, mutable, nil)
-			return codeOf(err) == consent.CodeStaleTool && slices.Contains(names(r.list()), "mutable")
+			return codeOf(err) == errcode.StaleTool && slices.Contains(names(r.list()), "mutable")
 		})
 
 		// Navigation: every handle of the old document is stale.
 		id = toolID(t, r.list(), "read_status")
 		r.navigate(f.URL + "/tools.html")
-		if _, err := r.broker.Prepare(ctx, r.conv, r.tab, id, nil); codeOf(err) != consent.CodeStaleTool {
+		if _, err := r.broker.Prepare(ctx, r.conv, r.tab, id, nil); codeOf(err) != errcode.StaleTool {
 			t.Fatalf("after navigation: %v", err)
 		}
 		waitFrames(t, f)

@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // frameContext is a frame's default (main-world) execution context and the
@@ -100,7 +99,7 @@ func (s *Site) frames(ctx context.Context) (uint64, []frameInfo, error) {
 	same := s.rev == rev
 	s.mu.Unlock()
 	if !same {
-		return 0, nil, consent.Errorf(consent.CodePageChanged, consent.NextObserve, "the page navigated while its site tools were listed")
+		return 0, nil, errcode.Errorf(errcode.PageChanged, errcode.NextObserve, "the page navigated while its site tools were listed")
 	}
 	return rev, out, nil
 }
@@ -171,7 +170,7 @@ func (s *Site) list(ctx context.Context) (*listing, error) {
 		l.gens[f.id] = f.gen
 		ds, err := s.frameDescriptors(ctx, f)
 		if err != nil {
-			l.broken = append(l.broken, Rejected{Origin: f.origin, Code: consent.CodeInvalidSiteTool,
+			l.broken = append(l.broken, Rejected{Origin: f.origin, Code: errcode.InvalidSiteTool,
 				Error: "a frame's tools could not be read"})
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // gateRig drives the caller's sequence through a real consent engine:
@@ -127,7 +128,7 @@ func TestGatedCallSequence(t *testing.T) {
 		asked = g.ask(op.Context(), consent.Request{Gate: consent.GateDisclosure, Conversation: g.conv, Tab: g.tab,
 			Origin: c.Tool.Origin, Disclosure: c.Disclosure(res)})
 		g.decide(consent.KindDisclosure, false)
-		if err := <-asked; consent.CodeOf(err) != consent.CodeResultWithheld || strings.Contains(err.Error(), f.canary) {
+		if err := <-asked; errcode.Of(err) != errcode.ResultWithheld || strings.Contains(err.Error(), f.canary) {
 			t.Fatalf("denied disclosure: %v", err)
 		}
 		op.End()
@@ -147,7 +148,7 @@ func TestGatedCallSequence(t *testing.T) {
 		asked = g.ask(op.Context(), consent.Request{Gate: consent.GateAction, Conversation: g.conv, Tab: g.tab,
 			Origin: c.Tool.Origin, ToolCall: c.ToolCall(), Recheck: c.Fresh})
 		g.decide(consent.KindToolCall, false)
-		if err := <-asked; consent.CodeOf(err) != consent.CodeUserDenied {
+		if err := <-asked; errcode.Of(err) != errcode.UserDenied {
 			t.Fatalf("denied action: %v", err)
 		}
 		op.End()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 const chromiumBin = "/usr/bin/chromium"
@@ -282,14 +283,14 @@ func (r *tabRig) call(ctx context.Context, id string, input string) (json.RawMes
 	return c.Invoke(ctx)
 }
 
-func codeOf(err error) consent.Code {
+func codeOf(err error) errcode.Code {
 	if err == nil {
 		return ""
 	}
-	return consent.CodeOf(err)
+	return errcode.Of(err)
 }
 
-func hasRejected(l *Listing, name string, code consent.Code) bool {
+func hasRejected(l *Listing, name string, code errcode.Code) bool {
 	for _, r := range l.RejectedTools {
 		if r.Code == code && ((name == "" && r.Name == nil) || (r.Name != nil && *r.Name == name)) {
 			return true

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -86,7 +86,7 @@ type Tool struct {
 type Rejected struct {
 	Name   *string      `json:"name"`
 	Origin string       `json:"origin"`
-	Code   consent.Code `json:"code"`
+	Code   errcode.Code `json:"code"`
 	Error  string       `json:"error"`
 }
 
@@ -170,33 +170,33 @@ func truncate(s string, n int) string {
 // not depend on its neighbours (quotas and duplicates are SanitizeAll's).
 // Exactly one of the results is non-nil.
 func Sanitize(d Descriptor) (*Tool, *Rejected) {
-	rej := func(name *string, origin string, code consent.Code, format string, args ...any) (*Tool, *Rejected) {
+	rej := func(name *string, origin string, code errcode.Code, format string, args ...any) (*Tool, *Rejected) {
 		return nil, &Rejected{Name: name, Origin: origin, Code: code, Error: fmt.Sprintf(format, args...)}
 	}
 	rawOrigin := truncate(cleanText(d.Origin), 300)
 	if !ValidName(d.Name) {
-		return rej(nil, rawOrigin, consent.CodeInvalidSiteTool,
+		return rej(nil, rawOrigin, errcode.InvalidSiteTool,
 			"tool name must match ^[A-Za-z0-9_.-]{1,128}$ (got %d bytes)", len(d.Name))
 	}
 	name := d.Name
 	origin, err := CheckOrigin(d.Origin)
 	if err != nil {
-		return rej(&name, rawOrigin, consent.CodeInvalidSiteTool, "%v", err)
+		return rej(&name, rawOrigin, errcode.InvalidSiteTool, "%v", err)
 	}
 	desc := cleanText(d.Description)
 	if desc == "" {
-		return rej(&name, origin, consent.CodeInvalidSiteTool, "description is required")
+		return rej(&name, origin, errcode.InvalidSiteTool, "description is required")
 	}
 	if n := utf8.RuneCountInString(desc); n > MaxDescriptionLen {
-		return rej(&name, origin, consent.CodeInvalidSiteTool, "description has %d characters, limit %d", n, MaxDescriptionLen)
+		return rej(&name, origin, errcode.InvalidSiteTool, "description has %d characters, limit %d", n, MaxDescriptionLen)
 	}
 	title := cleanText(d.Title)
 	if n := utf8.RuneCountInString(title); n > MaxTitleLen {
-		return rej(&name, origin, consent.CodeInvalidSiteTool, "title has %d characters, limit %d", n, MaxTitleLen)
+		return rej(&name, origin, errcode.InvalidSiteTool, "title has %d characters, limit %d", n, MaxTitleLen)
 	}
 	schema, resolved, err := SanitizeSchema(d.InputSchema)
 	if err != nil {
-		return rej(&name, origin, consent.CodeUnsupportedSchema, "%s", truncate(cleanText(err.Error()), 400))
+		return rej(&name, origin, errcode.UnsupportedSchema, "%s", truncate(cleanText(err.Error()), 400))
 	}
 	t := &Tool{
 		Name: name, Title: title, Description: desc, InputSchema: schema,
@@ -247,7 +247,7 @@ func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 	total := 0
 	for i, d := range ds {
 		if total == MaxExaminedPerTab {
-			rejected = append(rejected, Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: consent.CodeInvalidSiteTool,
+			rejected = append(rejected, Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: errcode.InvalidSiteTool,
 				Error: fmt.Sprintf("%d more registrations were not examined (at most %d per tab)", len(ds)-i, MaxExaminedPerTab)})
 			break
 		}
@@ -268,7 +268,7 @@ func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 			quota = fmt.Sprintf("tab registered more than %d tools", MaxToolsPerTab)
 		}
 		if quota != "" {
-			r := Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: consent.CodeInvalidSiteTool, Error: quota}
+			r := Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: errcode.InvalidSiteTool, Error: quota}
 			if ValidName(d.Name) {
 				name := d.Name
 				r.Name = &name
@@ -287,7 +287,7 @@ func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 		name := t.Name
 		key := [2]string{t.Frame, t.Name}
 		if seen[key] {
-			rejected = append(rejected, Rejected{Name: &name, Origin: t.Origin, Code: consent.CodeInvalidSiteTool,
+			rejected = append(rejected, Rejected{Name: &name, Origin: t.Origin, Code: errcode.InvalidSiteTool,
 				Error: "a tool with this name is already registered in this frame"})
 			continue
 		}
@@ -296,7 +296,7 @@ func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 		tools = append(tools, t)
 	}
 	for _, d := range skippedOrder {
-		rejected = append(rejected, Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: consent.CodeInvalidSiteTool,
+		rejected = append(rejected, Rejected{Origin: truncate(cleanText(d.Origin), 300), Code: errcode.InvalidSiteTool,
 			Error: fmt.Sprintf("%d more registrations of a frame were not examined (at most %d per frame)", skipped[d.Frame], MaxExaminedPerFrame)})
 	}
 	return tools, rejected

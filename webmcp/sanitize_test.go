@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 const testOrigin = "http://127.0.0.1:8080"
@@ -42,7 +42,7 @@ func TestSchemaFiles(t *testing.T) {
 			if rej == nil {
 				t.Fatalf("accepted hostile schema %s", b)
 			}
-			if rej.Code != consent.CodeUnsupportedSchema || rej.Name == nil || *rej.Name != "t" || rej.Origin != testOrigin {
+			if rej.Code != errcode.UnsupportedSchema || rej.Name == nil || *rej.Name != "t" || rej.Origin != testOrigin {
 				t.Fatalf("entry = %+v", rej)
 			}
 		})
@@ -100,7 +100,7 @@ func TestSchemaLimits(t *testing.T) {
 			if c.ok != (rej == nil) {
 				t.Fatalf("ok=%v, rejection %+v", c.ok, rej)
 			}
-			if rej != nil && rej.Code != consent.CodeUnsupportedSchema {
+			if rej != nil && rej.Code != errcode.UnsupportedSchema {
 				t.Fatalf("code %s", rej.Code)
 			}
 			if tool != nil {
@@ -128,7 +128,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("%q should be invalid", n)
 		}
 		_, rej := Sanitize(desc(n, ""))
-		if rej == nil || rej.Code != consent.CodeInvalidSiteTool || rej.Name != nil {
+		if rej == nil || rej.Code != errcode.InvalidSiteTool || rej.Name != nil {
 			t.Errorf("%q: %+v", n, rej)
 		}
 	}
@@ -157,7 +157,7 @@ func TestTextRules(t *testing.T) {
 		d := desc("t", "")
 		mut(&d)
 		_, rej := Sanitize(d)
-		if rej == nil || rej.Code != consent.CodeInvalidSiteTool || rej.Name == nil {
+		if rej == nil || rej.Code != errcode.InvalidSiteTool || rej.Name == nil {
 			t.Errorf("%s: %+v", name, rej)
 		}
 	}
@@ -217,7 +217,7 @@ func TestQuotasNeverHideValidTools(t *testing.T) {
 	}
 	var dup int
 	for _, r := range rej {
-		if r.Code != consent.CodeInvalidSiteTool {
+		if r.Code != errcode.InvalidSiteTool {
 			t.Fatalf("quota code %s", r.Code)
 		}
 		if strings.Contains(r.Error, "already registered") {
@@ -293,7 +293,7 @@ func TestValidateInput(t *testing.T) {
 		"too big":  `{"title":"` + strings.Repeat("a", MaxInputBytes) + `"}`,
 	} {
 		_, err := ValidateInput(tool, json.RawMessage(in))
-		if !errors.Is(err, &consent.Error{Code: consent.CodeInvalidInput}) {
+		if !errors.Is(err, &errcode.Error{Code: errcode.InvalidInput}) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
@@ -311,11 +311,11 @@ func TestCheckResult(t *testing.T) {
 	if out, err := CheckResult(json.RawMessage(" {\"a\": 1} ")); err != nil || string(out) != `{"a":1}` {
 		t.Fatalf("%s %v", out, err)
 	}
-	if _, err := CheckResult(json.RawMessage(`{"a":`)); consent.CodeOf(err) != consent.CodeInvalidResult {
+	if _, err := CheckResult(json.RawMessage(`{"a":`)); errcode.Of(err) != errcode.InvalidResult {
 		t.Fatal(err)
 	}
 	big := json.RawMessage(`"` + strings.Repeat("a", MaxResultBytes) + `"`)
-	if _, err := CheckResult(big); consent.CodeOf(err) != consent.CodeResultTooLarge {
+	if _, err := CheckResult(big); errcode.Of(err) != errcode.ResultTooLarge {
 		t.Fatal(err)
 	}
 }
@@ -389,7 +389,7 @@ func FuzzSanitize(f *testing.F) {
 			t.Fatal("exactly one of tool and rejection")
 		}
 		if rej != nil {
-			if rej.Code != consent.CodeInvalidSiteTool && rej.Code != consent.CodeUnsupportedSchema {
+			if rej.Code != errcode.InvalidSiteTool && rej.Code != errcode.UnsupportedSchema {
 				t.Fatalf("code %s", rej.Code)
 			}
 			return

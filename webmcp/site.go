@@ -11,8 +11,7 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 //go:embed polyfill.js
@@ -85,7 +84,7 @@ func attach(ctx context.Context, p caller, events <-chan cdpEvent, mode Mode, sc
 	go s.pump(events)
 	fail := func(what string, err error) (*Site, error) {
 		s.Close()
-		return nil, &consent.Error{Code: consent.CodeBrowserOperationFailed, Message: fmt.Sprintf("site tools: %s: %v", what, err)}
+		return nil, &errcode.Error{Code: errcode.BrowserOperationFailed, Message: fmt.Sprintf("site tools: %s: %v", what, err)}
 	}
 	c, done := s.sess(ctx, "")
 	defer done()

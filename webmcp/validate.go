@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Call bounds of DESIGN §7.
@@ -26,27 +26,27 @@ func ValidateInput(t *Tool, input json.RawMessage) (json.RawMessage, error) {
 		input = json.RawMessage("{}")
 	}
 	if len(input) > MaxInputBytes {
-		return nil, consent.Errorf(consent.CodeInvalidInput, consent.NextNone,
+		return nil, errcode.Errorf(errcode.InvalidInput, errcode.NextNone,
 			"input is %d bytes, limit %d", len(input), MaxInputBytes)
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(input))
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, consent.Errorf(consent.CodeInvalidInput, consent.NextNone, "input is not one JSON value")
+		return nil, errcode.Errorf(errcode.InvalidInput, errcode.NextNone, "input is not one JSON value")
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return nil, consent.Errorf(consent.CodeInvalidInput, consent.NextNone, "input must be a JSON object")
+		return nil, errcode.Errorf(errcode.InvalidInput, errcode.NextNone, "input must be a JSON object")
 	}
 	if t.resolved == nil {
-		return nil, consent.Errorf(consent.CodeInvalidInput, consent.NextNone, "tool has no accepted schema")
+		return nil, errcode.Errorf(errcode.InvalidInput, errcode.NextNone, "tool has no accepted schema")
 	}
 	if err := t.resolved.Validate(v); err != nil {
-		return nil, consent.Errorf(consent.CodeInvalidInput, consent.NextNone,
+		return nil, errcode.Errorf(errcode.InvalidInput, errcode.NextNone,
 			"input does not match the tool's inputSchema: %s", redactValidation(err))
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
-		return nil, consent.Errorf(consent.CodeInvalidInput, consent.NextNone, "input cannot be re-serialized")
+		return nil, errcode.Errorf(errcode.InvalidInput, errcode.NextNone, "input cannot be re-serialized")
 	}
 	return out, nil
 }
@@ -72,21 +72,21 @@ func redactValidation(err error) string {
 // review and, if shared, delivered.
 func CheckResult(raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) > MaxResultBytes {
-		return nil, &consent.Error{Code: consent.CodeResultTooLarge, Dispatched: true, MayHaveChangedState: true,
+		return nil, &errcode.Error{Code: errcode.ResultTooLarge, Dispatched: true, MayHaveChangedState: true,
 			Message: fmt.Sprintf("result is %d bytes, limit %d", len(raw), MaxResultBytes)}
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || !json.Valid(raw) {
-		return nil, &consent.Error{Code: consent.CodeInvalidResult, Dispatched: true, MayHaveChangedState: true,
+		return nil, &errcode.Error{Code: errcode.InvalidResult, Dispatched: true, MayHaveChangedState: true,
 			Message: "result is not JSON"}
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
-		return nil, &consent.Error{Code: consent.CodeInvalidResult, Dispatched: true, MayHaveChangedState: true,
+		return nil, &errcode.Error{Code: errcode.InvalidResult, Dispatched: true, MayHaveChangedState: true,
 			Message: "result is not JSON"}
 	}
 	if b.Len() > MaxResultBytes {
-		return nil, &consent.Error{Code: consent.CodeResultTooLarge, Dispatched: true, MayHaveChangedState: true,
+		return nil, &errcode.Error{Code: errcode.ResultTooLarge, Dispatched: true, MayHaveChangedState: true,
 			Message: fmt.Sprintf("result is %d bytes, limit %d", b.Len(), MaxResultBytes)}
 	}
 	return b.Bytes(), nil

@@ -27,6 +27,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Credentials the operator may type on the fixture's sign-in page; the
@@ -202,19 +203,19 @@ func (a *Agent) mine(ctx context.Context, tool string, args any) reply {
 // refusals are the codes by which the operator (not the site, not a bug)
 // stops a step.
 var refusals = map[string]bool{
-	string(consent.CodeUserDenied): true, string(consent.CodeNeedsAttention): true,
-	string(consent.CodeTimeout): true, string(consent.CodePaused): true,
-	string(consent.CodeCanceled): true, string(consent.CodeResultWithheld): true,
+	string(errcode.UserDenied): true, string(errcode.NeedsAttention): true,
+	string(errcode.Timeout): true, string(errcode.Paused): true,
+	string(errcode.Canceled): true, string(errcode.ResultWithheld): true,
 }
 
 // why says in the operator's words what each refusal code means.
 var why = map[string]string{
-	string(consent.CodeUserDenied):     "you denied the review",
-	string(consent.CodeTimeout):        "nobody answered the review in time",
-	string(consent.CodeNeedsAttention): "the review waited unanswered",
-	string(consent.CodePaused):         "you took over the browser",
-	string(consent.CodeCanceled):       "the step was cancelled",
-	string(consent.CodeResultWithheld): "you withheld the result",
+	string(errcode.UserDenied):     "you denied the review",
+	string(errcode.Timeout):        "nobody answered the review in time",
+	string(errcode.NeedsAttention): "the review waited unanswered",
+	string(errcode.Paused):         "you took over the browser",
+	string(errcode.Canceled):       "the step was cancelled",
+	string(errcode.ResultWithheld): "you withheld the result",
 }
 
 // refused narrates an operator's refusal and returns the ErrStopped that
@@ -237,7 +238,7 @@ func (a *Agent) ok(r reply, what string) (reply, error) {
 }
 
 // want demands the failure code the journey expects here.
-func (a *Agent) want(r reply, code consent.Code, why string) error {
+func (a *Agent) want(r reply, code errcode.Code, why string) error {
 	if r.isErr && r.code() == string(code) {
 		a.say("→ " + string(code) + " (as expected: " + why + ")")
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // fakeSurface answers each tool from a script and records the calls.
@@ -42,7 +43,7 @@ func okResult(fields map[string]any) agent.Result {
 	return agent.Result{Object: obj}
 }
 
-func failResult(code consent.Code) agent.Result {
+func failResult(code errcode.Code) agent.Result {
 	return agent.Result{IsError: true, Object: map[string]any{"ok": false, "code": string(code), "error": "refused"}}
 }
 
@@ -127,9 +128,9 @@ func TestSessionGivesUpAfterBoundedTries(t *testing.T) {
 // TestRefusalSaysWhyAndHowToQuit: a refusal ends the walk with a line in
 // the operator's words and the keys that quit.
 func TestRefusalSaysWhyAndHowToQuit(t *testing.T) {
-	for code, why := range map[consent.Code]string{
-		consent.CodeUserDenied: "you denied the review",
-		consent.CodeTimeout:    "nobody answered the review in time",
+	for code, why := range map[errcode.Code]string{
+		errcode.UserDenied: "you denied the review",
+		errcode.Timeout:    "nobody answered the review in time",
 	} {
 		s := &fakeSurface{answer: func(string, int) agent.Result { return failResult(code) }}
 		a, eng := newWalk(t, s)

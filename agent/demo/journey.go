@@ -9,6 +9,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Journey is DESIGN §10 as data: each step one call (or one wait) and the
@@ -77,7 +78,7 @@ func stepOpen(ctx context.Context, a *Agent) error {
 
 func stepObserveSignIn(ctx context.Context, a *Agent) error {
 	r := a.mine(ctx, "browser_observe", map[string]any{"tabId": a.Tab, "includeImage": true})
-	return a.want(r, consent.CodeSignInRequired, "a password field is on screen; that is the person's job")
+	return a.want(r, errcode.SignInRequired, "a password field is on screen; that is the person's job")
 }
 
 func stepHandoff(ctx context.Context, a *Agent) error {
@@ -232,7 +233,7 @@ func (a *Agent) click() map[string]any {
 }
 
 func stepStale(ctx context.Context, a *Agent) error {
-	return a.want(a.mine(ctx, "browser_act", a.click()), consent.CodeStaleObservation, "an observation is used up by the first action")
+	return a.want(a.mine(ctx, "browser_act", a.click()), errcode.StaleObservation, "an observation is used up by the first action")
 }
 
 func stepPopup(ctx context.Context, a *Agent) error {
@@ -291,7 +292,7 @@ func stepPopup(ctx context.Context, a *Agent) error {
 	}
 	a.Popup = string(popup.ID)
 	if denied {
-		return a.refused(string(consent.CodeUserDenied), "the popup's navigation")
+		return a.refused(string(errcode.UserDenied), "the popup's navigation")
 	}
 	r, err := a.ok(a.mine(ctx, "browser_tabs", nil), "listing tabs")
 	if err != nil {
@@ -317,14 +318,14 @@ func stepForeign(ctx context.Context, a *Agent) error {
 		return nil
 	}
 	r := a.call(ctx, a.cfg.Visitor, a.cfg.VisitorConv, "browser_observe", map[string]any{"tabId": a.Popup})
-	return a.want(r, consent.CodeWrongConversation, "a tab belongs to exactly one conversation")
+	return a.want(r, errcode.WrongConversation, "a tab belongs to exactly one conversation")
 }
 
 func stepRedirect(ctx context.Context, a *Agent) error {
 	to := a.cfg.Second.URL + "/index.html"
 	r := a.mine(ctx, "browser_navigate", map[string]any{"tabId": a.Tab, "url": a.cfg.Site.URL + "/302chain?n=1&to=" + url.QueryEscape(to)})
 	n := a.cfg.Second.Total()
-	if r.isErr && r.code() == string(consent.CodeUserDenied) {
+	if r.isErr && r.code() == string(errcode.UserDenied) {
 		a.say(fmt.Sprintf("→ user_denied: the redirect stopped at the hop; %s saw %d requests", a.cfg.Second.URL, n))
 		if n != 0 {
 			return a.unexpected("the denied origin saw %d requests", n)
@@ -350,7 +351,7 @@ func stepPolicyBlocked(ctx context.Context, a *Agent) error {
 	// document that never loads makes no other request.
 	const marker = "from=policy-run"
 	r := a.call(ctx, a.cfg.PolicySurface, a.cfg.PolicyConv, "browser_open", map[string]any{"url": a.cfg.Second.URL + "/index.html?" + marker})
-	if err := a.want(r, consent.CodeWebsiteBlocked, "the policy does not list that origin"); err != nil {
+	if err := a.want(r, errcode.WebsiteBlocked, "the policy does not list that origin"); err != nil {
 		return err
 	}
 	n := 0
@@ -413,7 +414,7 @@ func stepClose(ctx context.Context, a *Agent) error {
 	}); err != nil {
 		return err
 	}
-	return a.want(a.mine(ctx, "browser_observe", map[string]any{"tabId": a.Tab}), consent.CodeTabClosed, "a closed tab is never silently replaced")
+	return a.want(a.mine(ctx, "browser_observe", map[string]any{"tabId": a.Tab}), errcode.TabClosed, "a closed tab is never silently replaced")
 }
 
 // countPath counts requests to path with method.

@@ -19,6 +19,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // cutProxy is a TCP proxy in front of the MCP server that drops every
@@ -298,7 +299,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 	ordinary := func() map[string]any {
 		for {
 			r := raw("browser_act", map[string]any{"tabId": tab, "observationId": "obs-none", "action": map[string]any{"type": "key", "key": "Tab"}})
-			if r["code"] != string(consent.CodeJobPending) {
+			if r["code"] != string(errcode.JobPending) {
 				return r
 			}
 			// Running: wait for it to end, as a client that does not read
@@ -340,7 +341,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 		if j := jobEnd(held); j["status"] != agent.JobDone {
 			t.Errorf("%s: job %s ended %v", name, held, j)
 		}
-		if r := ordinary(); r["code"] == string(consent.CodeJobUnknown) {
+		if r := ordinary(); r["code"] == string(errcode.JobUnknown) {
 			// Allowed (the server saw the connection go as the answer
 			// left), but it must name the job and clear.
 			if !strings.Contains(fmt.Sprint(r["error"]), held) {
@@ -353,7 +354,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 		}
 	} else {
 		r := ordinary()
-		if r["code"] == string(consent.CodeJobUnknown) {
+		if r["code"] == string(errcode.JobUnknown) {
 			msg := fmt.Sprint(r["error"])
 			i := strings.Index(msg, "job-")
 			if i < 0 {
@@ -368,7 +369,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 				t.Errorf("%s: frozen job %s: the site saw its effect %d times, want 1", name, id, n)
 			}
 			// The naive client resubmits its plan: refused, unreviewed.
-			if again := raw("browser_batch", map[string]any{"tabId": tab, "steps": steps}); again["code"] != string(consent.CodeJobUnknown) {
+			if again := raw("browser_batch", map[string]any{"tabId": tab, "steps": steps}); again["code"] != string(errcode.JobUnknown) {
 				t.Errorf("%s: resubmit while frozen = %v, want job_unknown again", name, again)
 			}
 			w.clearFrozen(t, name, id)
@@ -380,7 +381,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 		}
 	}
 	// Cleared or never frozen, the conversation goes on.
-	if r := ordinary(); r["code"] == string(consent.CodeJobUnknown) {
+	if r := ordinary(); r["code"] == string(errcode.JobUnknown) {
 		t.Errorf("%s: still frozen after the clear: %v", name, r)
 	}
 	if n := effects(); n > 1 {

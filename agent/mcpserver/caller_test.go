@@ -18,6 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // reviewSurface makes every tool call wait on a navigation review of its
@@ -43,7 +44,7 @@ func (s reviewSurface) Call(ctx context.Context, conv consent.ConversationID, to
 		}
 	}
 	if err := s.eng.Ask(ctx, consent.Request{Gate: consent.GateNavigation, Conversation: conv, Tab: tab, Origin: origin}); err != nil {
-		ce, _ := err.(*consent.Error)
+		ce, _ := err.(*errcode.Error)
 		if ce == nil {
 			return envelope("browser_operation_failed", err.Error(), false, "list_tabs")
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // The tests in this file run the real stack end to end: SDK clients over
@@ -237,7 +238,7 @@ func (w *chromiumWorld) intrude(t *testing.T, cs *mcp.ClientSession, tab, obs, r
 	}
 	for _, c := range tries {
 		obj := w.call(t, cs, c.tool, c.args)
-		if obj["code"] != string(consent.CodeWrongConversation) || obj["dispatched"] != false {
+		if obj["code"] != string(errcode.WrongConversation) || obj["dispatched"] != false {
 			t.Errorf("%s on a foreign tab: %v, want wrong_conversation, not dispatched", c.tool, obj)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // convKey is a conversation's transport identity (DESIGN §3): the token,
@@ -238,7 +239,7 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		}
 		done()
 		if res.Object == nil {
-			res = failure(consent.CodeBrowserOperationFailed, "the console produced no result", consent.NextListTabs)
+			res = failure(errcode.BrowserOperationFailed, "the console produced no result", errcode.NextListTabs)
 			if tool == "web_use" {
 				res = agent.WebUseResult(res)
 			}
@@ -296,12 +297,12 @@ func missingSession(err error) agent.Result {
 	if errors.As(err, &ni) {
 		msg = string(ni)
 	}
-	return failure(consent.CodeMissingSession, msg, consent.NextListTabs)
+	return failure(errcode.MissingSession, msg, errcode.NextListTabs)
 }
 
 // failure builds the DESIGN §5 failure envelope for the server's own,
 // undispatched failures (the Surface builds all others).
-func failure(code consent.Code, msg string, next consent.Next) agent.Result {
+func failure(code errcode.Code, msg string, next errcode.Next) agent.Result {
 	return agent.Result{IsError: true, Object: map[string]any{
 		"ok":                  false,
 		"code":                string(code),

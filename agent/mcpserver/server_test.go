@@ -15,6 +15,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 var bothVersions = []string{sessionlessVersion, statefulVersion}
@@ -339,7 +340,7 @@ func TestNoIdentityIsMissingSessionWithoutDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj, _ := res.StructuredContent.(map[string]any)
-	if !res.IsError || obj["code"] != string(consent.CodeMissingSession) || obj["dispatched"] != false || obj["next"] != "list_tabs" {
+	if !res.IsError || obj["code"] != string(errcode.MissingSession) || obj["dispatched"] != false || obj["next"] != "list_tabs" {
 		t.Fatalf("no-identity call: %+v", obj)
 	}
 	for _, k := range []string{"ok", "code", "error", "dispatched", "mayHaveChangedState", "retrySafe", "next", "trust"} {

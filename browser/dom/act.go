@@ -9,8 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Action limits (DESIGN §5).
@@ -109,7 +108,7 @@ func lookupKey(k string) (keyDef, bool) {
 }
 
 func invalid(format string, args ...any) error {
-	return consent.Errorf(consent.CodeInvalidAction, consent.NextNone, format, args...)
+	return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, format, args...)
 }
 
 // validate checks the action's shape; nothing here touches the page.
@@ -139,12 +138,12 @@ func validate(a Action) error {
 		}
 	case "key":
 		if _, ok := lookupKey(a.Key); !ok {
-			return consent.Errorf(consent.CodeInvalidKey, consent.NextNone,
+			return errcode.Errorf(errcode.InvalidKey, errcode.NextNone,
 				"key must be one of Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home, End")
 		}
 	case "scroll":
 		if math.IsNaN(a.DeltaY) || a.DeltaY < -MaxScroll || a.DeltaY > MaxScroll || a.DeltaY == 0 {
-			return consent.Errorf(consent.CodeInvalidScroll, consent.NextNone, "deltaY must be non-zero and within [-%d, %d]", MaxScroll, MaxScroll)
+			return errcode.Errorf(errcode.InvalidScroll, errcode.NextNone, "deltaY must be non-zero and within [-%d, %d]", MaxScroll, MaxScroll)
 		}
 	default:
 		return invalid("unknown action type %q (click, fill, select, key, scroll)", a.Type)
@@ -162,25 +161,25 @@ func (j jsErr) toError(ref string) error {
 		return nil
 	}
 	msg := j.Detail
-	var code consent.Code
-	next := consent.NextObserve
+	var code errcode.Code
+	next := errcode.NextObserve
 	switch j.Err {
 	case "stale_element":
-		code, msg = consent.CodeStaleElement, "element "+ref+" is no longer in the page"
+		code, msg = errcode.StaleElement, "element "+ref+" is no longer in the page"
 	case "sign_in_required":
-		code, msg, next = consent.CodeSignInRequired, "password, one-time-code and file inputs are the operator's: ask for a take-over (browser_handoff)", consent.NextNone
+		code, msg, next = errcode.SignInRequired, "password, one-time-code and file inputs are the operator's: ask for a take-over (browser_handoff)", errcode.NextNone
 	case "element_disabled":
-		code, msg = consent.CodeElementDisabled, "disabled: "+msg
+		code, msg = errcode.ElementDisabled, "disabled: "+msg
 	case "element_obscured":
-		code, msg = consent.CodeElementObscured, "another element is on top of "+ref+": "+msg
+		code, msg = errcode.ElementObscured, "another element is on top of "+ref+": "+msg
 	case "element_outside_viewport":
-		code, msg = consent.CodeElementOutsideViewport, "not inside the viewport after scrolling: "+msg
+		code, msg = errcode.ElementOutsideViewport, "not inside the viewport after scrolling: "+msg
 	case "not_editable":
-		code, msg = consent.CodeNotEditable, "not a text field, textarea or contenteditable: "+msg
+		code, msg = errcode.NotEditable, "not a text field, textarea or contenteditable: "+msg
 	default:
-		code, next = consent.CodeInvalidAction, consent.NextNone
+		code, next = errcode.InvalidAction, errcode.NextNone
 	}
-	return consent.Errorf(code, next, "%s", msg)
+	return errcode.Errorf(code, next, "%s", msg)
 }
 
 // Prepare validates action a against observation obsID and resolves its
@@ -234,10 +233,10 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	if a.X != nil {
 		x, y := *a.X, *a.Y
 		if a.Type == "click" && o.image == nil {
-			return nil, consent.Errorf(consent.CodeImageRequired, consent.NextObserve, "click {x,y} needs an observation taken with includeImage")
+			return nil, errcode.Errorf(errcode.ImageRequired, errcode.NextObserve, "click {x,y} needs an observation taken with includeImage")
 		}
 		if x < 0 || y < 0 || x >= o.state.VW || y >= o.state.VH {
-			return nil, consent.Errorf(consent.CodeOutsideViewport, consent.NextNone, "point %.0f,%.0f is outside the %.0fx%.0f viewport", x, y, o.state.VW, o.state.VH)
+			return nil, errcode.Errorf(errcode.OutsideViewport, errcode.NextNone, "point %.0f,%.0f is outside the %.0fx%.0f viewport", x, y, o.state.VW, o.state.VH)
 		}
 		p.Point = &[2]float64{x, y}
 	} else if a.Type == "scroll" {
@@ -329,7 +328,7 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 			return opErr(ctx, "click", err)
 		}
 		if !same {
-			return consent.Errorf(consent.CodePageChanged, consent.NextObserve, "the page looks different from the observation's image; observe again")
+			return errcode.Errorf(errcode.PageChanged, errcode.NextObserve, "the page looks different from the observation's image; observe again")
 		}
 	} else {
 		var r struct {

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestClickChecks(t *testing.T) {
@@ -19,11 +18,11 @@ func TestClickChecks(t *testing.T) {
 	o := observe(t, tab, ObserveRequest{})
 	for _, c := range []struct {
 		role, name string
-		code       consent.Code
+		code       errcode.Code
 	}{
-		{"button", "Disabled", consent.CodeElementDisabled},
-		{"button", "ARIA disabled", consent.CodeElementDisabled},
-		{"button", "In disabled fieldset", consent.CodeElementDisabled},
+		{"button", "Disabled", errcode.ElementDisabled},
+		{"button", "ARIA disabled", errcode.ElementDisabled},
+		{"button", "In disabled fieldset", errcode.ElementDisabled},
 	} {
 		_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "click", Ref: find(t, o, c.role, c.name).Ref})
 		wantCode(t, err, c.code)
@@ -31,13 +30,13 @@ func TestClickChecks(t *testing.T) {
 	// A modal over the target: found at dispatch, after the scroll, with
 	// nothing dispatched and nothing reaching the page.
 	_, err := act(t, tab, o.ID, Action{Type: "click", Ref: find(t, o, "button", "Covered by modal").Ref})
-	ce := codeErr(t, err, consent.CodeElementObscured)
+	ce := codeErr(t, err, errcode.ElementObscured)
 	if ce.Dispatched || !strings.Contains(ce.Message, "overlay") {
 		t.Fatalf("obscured error %+v", ce)
 	}
 	o = observe(t, tab, ObserveRequest{})
 	_, err = act(t, tab, o.ID, Action{Type: "click", Ref: find(t, o, "button", "Stuck above").Ref})
-	if ce := codeErr(t, err, consent.CodeElementOutsideViewport); ce.Dispatched {
+	if ce := codeErr(t, err, errcode.ElementOutsideViewport); ce.Dispatched {
 		t.Fatalf("%+v", ce)
 	}
 	st.none(t)
@@ -103,11 +102,11 @@ func TestClickByPoint(t *testing.T) {
 	add := find(t, o, "button", "Add to cart")
 	x, y := float64(add.Bounds.X+add.Bounds.W/2), float64(add.Bounds.Y+add.Bounds.H/2)
 	_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "click", X: f(x), Y: f(y)})
-	wantCode(t, err, consent.CodeImageRequired)
+	wantCode(t, err, errcode.ImageRequired)
 
 	o = observe(t, tab, ObserveRequest{IncludeImage: true})
 	_, err = tab.Prepare(testCtx(t), o.ID, Action{Type: "click", X: f(float64(o.Viewport.Width)), Y: f(10)})
-	wantCode(t, err, consent.CodeOutsideViewport)
+	wantCode(t, err, errcode.OutsideViewport)
 
 	// The page looks different (typing changes pixels, not the DOM): the
 	// recheck refuses to click blind.
@@ -117,7 +116,7 @@ func TestClickByPoint(t *testing.T) {
 	mustAct(t, tab, o2.ID, Action{Type: "fill", Ref: q.Ref, Text: "WWWWWWWW"})
 	qx, qy := float64(q.Bounds.X+q.Bounds.W/2), float64(q.Bounds.Y+q.Bounds.H/2)
 	_, err = act(t, tab, old.ID, Action{Type: "click", X: f(qx), Y: f(qy)})
-	if ce := codeErr(t, err, consent.CodePageChanged); ce.Dispatched {
+	if ce := codeErr(t, err, errcode.PageChanged); ce.Dispatched {
 		t.Fatalf("%+v", ce)
 	}
 
@@ -160,13 +159,13 @@ func TestFillSelectKeySubmitForm(t *testing.T) {
 		t.Fatalf("contenteditable value %q", ce.Value)
 	}
 	_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "fill", Ref: find(t, o, "button", "Mutate").Ref, Text: "x"})
-	wantCode(t, err, consent.CodeNotEditable)
+	wantCode(t, err, errcode.NotEditable)
 	_, err = tab.Prepare(testCtx(t), o.ID, Action{Type: "fill", Ref: q.Ref, Text: strings.Repeat("x", MaxFillChars+1)})
-	wantCode(t, err, consent.CodeInvalidAction)
+	wantCode(t, err, errcode.InvalidAction)
 
 	size := find(t, o, "combobox", "Size")
 	_, err = tab.Prepare(testCtx(t), o.ID, Action{Type: "select", Ref: size.Ref, Label: "XL"})
-	wantCode(t, err, consent.CodeInvalidAction)
+	wantCode(t, err, errcode.InvalidAction)
 	mustAct(t, tab, o.ID, Action{Type: "select", Ref: size.Ref, Label: "l"})
 	o = observe(t, tab, ObserveRequest{})
 	if got := find(t, o, "combobox", "Size"); got.Value != "L" || !strings.Contains(o.Text, "Size is L") {
@@ -177,7 +176,7 @@ func TestFillSelectKeySubmitForm(t *testing.T) {
 	mustAct(t, tab, o.ID, Action{Type: "click", Ref: q.Ref})
 	o = observe(t, tab, ObserveRequest{})
 	_, err = tab.Prepare(testCtx(t), o.ID, Action{Type: "key", Key: "F5"})
-	wantCode(t, err, consent.CodeInvalidKey)
+	wantCode(t, err, errcode.InvalidKey)
 	pk, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "key", Key: "enter"})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +204,7 @@ func TestKeyIntoPasswordIsSignIn(t *testing.T) {
 	mustAct(t, tab, o.ID, Action{Type: "key", Key: "Tab"}) // focus moves to the password
 	o = observe(t, tab, ObserveRequest{})
 	_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "key", Key: "Enter"})
-	wantCode(t, err, consent.CodeSignInRequired)
+	wantCode(t, err, errcode.SignInRequired)
 	st.none(t)
 }
 
@@ -215,10 +214,10 @@ func TestScroll(t *testing.T) {
 	o := observe(t, tab, ObserveRequest{})
 	for _, d := range []float64{0, 1201, -1201} {
 		_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "scroll", DeltaY: d})
-		wantCode(t, err, consent.CodeInvalidScroll)
+		wantCode(t, err, errcode.InvalidScroll)
 	}
 	_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "scroll", X: f(10), Y: f(5000), DeltaY: 100})
-	wantCode(t, err, consent.CodeOutsideViewport)
+	wantCode(t, err, errcode.OutsideViewport)
 	mustAct(t, tab, o.ID, Action{Type: "scroll", X: f(100), Y: f(100), DeltaY: 600})
 	waitInWorld(t, tab, `new Promise(r => { const c = () => scrollY >= 600 ? r(scrollY) : setTimeout(c, 10); c(); })`)
 	o = observe(t, tab, ObserveRequest{})
@@ -233,10 +232,10 @@ func TestUnknownAndMalformedActions(t *testing.T) {
 	o := observe(t, tab, ObserveRequest{})
 	for _, a := range []Action{{Type: "hover", Ref: "e1"}, {Type: "click"}, {Type: "click", Ref: "e1", X: f(1), Y: f(1)}, {Type: "select", Ref: "e10"}, {Type: "click", X: f(1)}} {
 		_, err := tab.Prepare(testCtx(t), o.ID, a)
-		wantCode(t, err, consent.CodeInvalidAction)
+		wantCode(t, err, errcode.InvalidAction)
 	}
 	_, err := tab.Prepare(testCtx(t), o.ID, Action{Type: "click", Ref: "e999"})
-	wantCode(t, err, consent.CodeStaleElement)
+	wantCode(t, err, errcode.StaleElement)
 }
 
 // TestFailureAfterDispatchIsUncertain: the context ends while the input is
@@ -253,8 +252,8 @@ func TestFailureAfterDispatchIsUncertain(t *testing.T) {
 	// input's CDP call fail.
 	tab.beforeInput = func() { _ = page.Close() }
 	_, err = p.Dispatch(testCtx(t))
-	ce := codeErr(t, err, consent.CodeBrowserOperationFailed)
-	if !ce.Dispatched || !ce.MayHaveChangedState || ce.Next != consent.NextObserveBeforeRetry {
+	ce := codeErr(t, err, errcode.BrowserOperationFailed)
+	if !ce.Dispatched || !ce.MayHaveChangedState || ce.Next != errcode.NextObserveBeforeRetry {
 		t.Fatalf("uncertain failure %+v", ce)
 	}
 }

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -26,11 +25,11 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func wantStale(t *testing.T, err error, why string) {
 	t.Helper()
-	ce := codeErr(t, err, consent.CodeStaleObservation)
+	ce := codeErr(t, err, errcode.StaleObservation)
 	if !strings.Contains(ce.Message, why) {
 		t.Fatalf("stale for the wrong reason: %q, want %q", ce.Message, why)
 	}
-	if ce.Dispatched || ce.Next != consent.NextObserve {
+	if ce.Dispatched || ce.Next != errcode.NextObserve {
 		t.Fatalf("stale error %+v", ce)
 	}
 }
@@ -70,7 +69,7 @@ func TestReviewWaitDoesNotAgeObservation(t *testing.T) {
 	clk.Add(50 * time.Second) // the operator reads the review
 	// A denied review releases the observation unconsumed, clock running again.
 	p.Release()
-	if _, err := p.Dispatch(testCtx(t)); consent.CodeOf(err) != consent.CodeInvalidAction {
+	if _, err := p.Dispatch(testCtx(t)); errcode.Of(err) != errcode.InvalidAction {
 		t.Fatalf("dispatch after release: %v", err)
 	}
 	p, err = tab.Prepare(testCtx(t), o.ID, add)
@@ -159,7 +158,7 @@ func TestConsumedByFirstAct(t *testing.T) {
 	wantStale(t, err, "already used")
 	st.none(t)
 	_, err = tab.Prepare(testCtx(t), "o1-00000000", add)
-	wantCode(t, err, consent.CodeStaleObservation)
+	wantCode(t, err, errcode.StaleObservation)
 }
 
 // TestExpiresOnInnerScrollAndFrameNavigation: changes the top document's

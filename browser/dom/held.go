@@ -3,7 +3,7 @@ package dom
 import (
 	"context"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // held is an observation waiting at a gate for one prepared input (an action
@@ -22,7 +22,7 @@ func (t *Tab) freshObservation(ctx context.Context, obsID string) (*observation,
 	o := t.obs[obsID]
 	t.mu.Unlock()
 	if o == nil {
-		return nil, consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "unknown observation %q for this tab", obsID)
+		return nil, errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "unknown observation %q for this tab", obsID)
 	}
 	if err := t.checkFresh(ctx, o); err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (h *held) claim(what string) error {
 	h.done = true
 	h.obs.thaw(t.now())
 	if h.obs.consumed {
-		return consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observation %s is stale: an action already used it", h.obs.id)
+		return errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "observation %s is stale: an action already used it", h.obs.id)
 	}
 	return nil
 }

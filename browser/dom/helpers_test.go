@@ -19,7 +19,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // browser is one headless Chromium shared by the package's tests; each test
@@ -134,9 +134,9 @@ func mustAct(t testing.TB, tab *Tab, obsID string, a Action) {
 	}
 }
 
-func wantCode(t testing.TB, err error, code consent.Code) {
+func wantCode(t testing.TB, err error, code errcode.Code) {
 	t.Helper()
-	var ce *consent.Error
+	var ce *errcode.Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("want %s, got %v", code, err)
 	}
@@ -146,10 +146,10 @@ func wantCode(t testing.TB, err error, code consent.Code) {
 }
 
 // codeErr is wantCode that returns the error for further checks.
-func codeErr(t testing.TB, err error, code consent.Code) *consent.Error {
+func codeErr(t testing.TB, err error, code errcode.Code) *errcode.Error {
 	t.Helper()
 	wantCode(t, err, code)
-	var ce *consent.Error
+	var ce *errcode.Error
 	errors.As(err, &ce)
 	return ce
 }

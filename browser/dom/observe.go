@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Observe reads the page (DESIGN §6). Errors carry DESIGN codes:
@@ -21,21 +21,21 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 	textChars := req.TextChars
 	switch {
 	case textChars < 0:
-		return nil, consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "textChars must be between 0 and %d", MaxTextChars)
+		return nil, errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "textChars must be between 0 and %d", MaxTextChars)
 	case textChars == 0:
 		textChars = DefaultTextChars
 	case textChars > MaxTextChars:
 		textChars = MaxTextChars
 	}
 	if req.Cursor != "" && req.Since != "" {
-		return nil, consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "cursor and since cannot be combined")
+		return nil, errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "cursor and since cannot be combined")
 	}
 	var notes []string
 	elemOff, textOff := 0, 0
 	if req.Cursor != "" {
 		id, eo, to, ok := parseCursor(req.Cursor)
 		if !ok {
-			return nil, consent.Errorf(consent.CodeInvalidAction, consent.NextNone, "malformed cursor %q", req.Cursor)
+			return nil, errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "malformed cursor %q", req.Cursor)
 		}
 		elemOff, textOff = eo, to
 		t.mu.Lock()
@@ -47,7 +47,7 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 					notes = append(notes, "no image on a cursor page; observe without cursor for one")
 				}
 				return t.render(base, nil, elemOff, textOff, textChars, notes, base.image), nil
-			} else if consent.CodeOf(err) != consent.CodeStaleObservation {
+			} else if errcode.Of(err) != errcode.StaleObservation {
 				return nil, err
 			}
 		}
@@ -60,7 +60,7 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 	var img []byte
 	if req.IncludeImage {
 		if sensitive {
-			return nil, consent.Errorf(consent.CodeSignInRequired, consent.NextNone,
+			return nil, errcode.Errorf(errcode.SignInRequired, errcode.NextNone,
 				"a password or one-time-code field is visible; no image is taken. Ask the operator to take over (browser_handoff) for sign-in")
 		}
 		img, o.clip, err = t.capture(ctx, o.state.DPR)
@@ -105,7 +105,7 @@ func (t *Tab) checkFresh(ctx context.Context, o *observation) error {
 	consumed, invalid := o.consumed, o.invalid
 	t.mu.Unlock()
 	stale := func(why string) error {
-		return consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "observation %s is stale: %s", o.id, why)
+		return errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "observation %s is stale: %s", o.id, why)
 	}
 	switch {
 	case invalid:

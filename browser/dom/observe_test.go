@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestObserveListsAccessibleRolesNamesAndFlags(t *testing.T) {
@@ -89,7 +89,7 @@ func TestRefsStableWithinDocumentAndResetByNavigation(t *testing.T) {
 	}
 	// The removed element's ref is dead, not reassigned.
 	_, err := tab.Prepare(testCtx(t), o2.ID, Action{Type: "click", Ref: extra.Ref})
-	wantCode(t, err, consent.CodeStaleElement)
+	wantCode(t, err, errcode.StaleElement)
 
 	navigate(t, page, st.URL+"/dom/next.html")
 	o3 := observe(t, tab, ObserveRequest{})
@@ -98,7 +98,7 @@ func TestRefsStableWithinDocumentAndResetByNavigation(t *testing.T) {
 		t.Errorf("a new document starts its refs afresh, got %s", back.Ref)
 	}
 	_, err = tab.Prepare(testCtx(t), o3.ID, Action{Type: "click", Ref: find(t, o1, "button", "Mutate").Ref})
-	wantCode(t, err, consent.CodeStaleElement)
+	wantCode(t, err, errcode.StaleElement)
 }
 
 func TestFramesAndRegions(t *testing.T) {
@@ -173,7 +173,7 @@ func TestElementPagingAndCursor(t *testing.T) {
 		t.Fatalf("paged %d of %d elements in %d pages", len(seen), total, pages)
 	}
 	_, err := tab.Observe(testCtx(t), ObserveRequest{Cursor: "nonsense"})
-	wantCode(t, err, consent.CodeInvalidAction)
+	wantCode(t, err, errcode.InvalidAction)
 }
 
 func TestTextPaging(t *testing.T) {
@@ -203,7 +203,7 @@ func TestTextPaging(t *testing.T) {
 		t.Fatal("paged text does not reach the end of the page")
 	}
 	_, err := tab.Observe(testCtx(t), ObserveRequest{TextChars: -1})
-	wantCode(t, err, consent.CodeInvalidAction)
+	wantCode(t, err, errcode.InvalidAction)
 }
 
 func TestSinceDiffAfterOneClick(t *testing.T) {
@@ -249,7 +249,7 @@ func TestSensitiveFieldsRefuseImageAndActions(t *testing.T) {
 	st := startSite(t)
 	_, tab := openTab(t, st.URL+"/dom/sensitive.html", Options{})
 	_, err := tab.Observe(testCtx(t), ObserveRequest{IncludeImage: true})
-	wantCode(t, err, consent.CodeSignInRequired)
+	wantCode(t, err, errcode.SignInRequired)
 	o := observe(t, tab, ObserveRequest{})
 	if strings.Contains(o.TextForm, "hunter2") {
 		t.Fatal("a password value reached the observation")
@@ -267,7 +267,7 @@ func TestSensitiveFieldsRefuseImageAndActions(t *testing.T) {
 		{Type: "click", Ref: file.Ref},
 	} {
 		_, err := tab.Prepare(testCtx(t), o.ID, a)
-		wantCode(t, err, consent.CodeSignInRequired)
+		wantCode(t, err, errcode.SignInRequired)
 	}
 	// A file input alone does not block the image: only sign-in fields do.
 	_, tab2 := openTab(t, st.URL+"/dom/files.html", Options{})
@@ -276,7 +276,7 @@ func TestSensitiveFieldsRefuseImageAndActions(t *testing.T) {
 		t.Fatal("no image on a page with only a file input")
 	}
 	_, err = tab2.Prepare(testCtx(t), o2.ID, Action{Type: "click", Ref: find(t, o2, "button", "Attachment").Ref})
-	wantCode(t, err, consent.CodeSignInRequired)
+	wantCode(t, err, errcode.SignInRequired)
 }
 
 // TestPageScriptsCannotSeeUs: a hostile page snapshots its DOM and globals,

@@ -14,8 +14,7 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 //go:embed world.js
@@ -278,31 +277,31 @@ func (base pageState) changed(s pageState) string {
 
 // opErr maps a failure before any input reached the page onto a DESIGN code.
 func opErr(ctx context.Context, what string, err error) error {
-	var ce *consent.Error
+	var ce *errcode.Error
 	if errors.As(err, &ce) {
 		return err
 	}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
-		return consent.Errorf(consent.CodeCanceled, consent.NextNone, "%s: canceled", what)
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "%s: canceled", what)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return consent.Errorf(consent.CodeTimeout, consent.NextObserve, "%s: timed out", what)
+		return errcode.Errorf(errcode.Timeout, errcode.NextObserve, "%s: timed out", what)
 	case contextGone(err):
-		return consent.Errorf(consent.CodeStaleObservation, consent.NextObserve, "%s: the page navigated", what)
+		return errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "%s: the page navigated", what)
 	}
-	return consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextObserve, "%s: %v", what, err)
+	return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextObserve, "%s: %v", what, err)
 }
 
 // afterDispatch maps a failure once input may have reached the page: the
 // outcome is unknown, so the agent must observe before anything else.
 func afterDispatch(ctx context.Context, what string, err error) error {
-	e := opErr(ctx, what, err).(*consent.Error)
-	if e.Code == consent.CodeStaleObservation {
-		e.Code = consent.CodeBrowserOperationFailed
+	e := opErr(ctx, what, err).(*errcode.Error)
+	if e.Code == errcode.StaleObservation {
+		e.Code = errcode.BrowserOperationFailed
 	}
 	e.Dispatched = true
 	e.MayHaveChangedState = true
-	e.Next = consent.NextObserveBeforeRetry
+	e.Next = errcode.NextObserveBeforeRetry
 	return e
 }
 

@@ -11,7 +11,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestLineForm(t *testing.T) {
@@ -61,15 +61,15 @@ func TestShortURLAndCursor(t *testing.T) {
 func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		a    Action
-		code consent.Code
+		code errcode.Code
 	}{
-		{Action{Type: "key", Key: "F5"}, consent.CodeInvalidKey},
-		{Action{Type: "key", Key: "ctrl+a"}, consent.CodeInvalidKey},
-		{Action{Type: "scroll", DeltaY: 1200.5}, consent.CodeInvalidScroll},
-		{Action{Type: "fill", Ref: "e1", Text: strings.Repeat("é", MaxFillChars+1)}, consent.CodeInvalidAction},
-		{Action{Type: "drag", Ref: "e1"}, consent.CodeInvalidAction},
+		{Action{Type: "key", Key: "F5"}, errcode.InvalidKey},
+		{Action{Type: "key", Key: "ctrl+a"}, errcode.InvalidKey},
+		{Action{Type: "scroll", DeltaY: 1200.5}, errcode.InvalidScroll},
+		{Action{Type: "fill", Ref: "e1", Text: strings.Repeat("é", MaxFillChars+1)}, errcode.InvalidAction},
+		{Action{Type: "drag", Ref: "e1"}, errcode.InvalidAction},
 	} {
-		if err := validate(c.a); consent.CodeOf(err) != c.code {
+		if err := validate(c.a); errcode.Of(err) != c.code {
 			t.Errorf("%+v: %v, want %s", c.a, err, c.code)
 		}
 	}

@@ -7,8 +7,7 @@ import (
 	"strconv"
 
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // PreparedUpload is a file input chosen for browser_upload, waiting for its
@@ -157,7 +156,7 @@ func (t *Tab) fileInput(ctx context.Context, ref string) (proto.RuntimeRemoteObj
 		return "", opErr(ctx, "upload", fmt.Errorf("isolated world: %s", res.ExceptionDetails.Text))
 	}
 	if res.Result.ObjectID == "" {
-		return "", consent.Errorf(consent.CodeStaleElement, consent.NextObserve, "element %s is no longer a file input in the page", ref)
+		return "", errcode.Errorf(errcode.StaleElement, errcode.NextObserve, "element %s is no longer a file input in the page", ref)
 	}
 	return res.Result.ObjectID, nil
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Verify assertion kinds (DESIGN §5).
@@ -30,7 +30,7 @@ type VerifyResult struct {
 // or `role name` (the observation's text form).
 func (t *Tab) Verify(ctx context.Context, kind, value string) (VerifyResult, error) {
 	if strings.TrimSpace(value) == "" {
-		return VerifyResult{}, consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, "the assertion value is empty")
+		return VerifyResult{}, errcode.Errorf(errcode.InvalidAssertion, errcode.NextNone, "the assertion value is empty")
 	}
 	switch kind {
 	case TextContains, TextAbsent:
@@ -59,7 +59,7 @@ func (t *Tab) Verify(ctx context.Context, kind, value string) (VerifyResult, err
 	case ElementVisible:
 		role, name, ok := parseRoleName(value)
 		if !ok {
-			return VerifyResult{}, consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone, `element_visible takes a role and a name, e.g. button "Add to cart"`)
+			return VerifyResult{}, errcode.Errorf(errcode.InvalidAssertion, errcode.NextNone, `element_visible takes a role and a name, e.g. button "Add to cart"`)
 		}
 		var r struct {
 			Found []struct {
@@ -93,7 +93,7 @@ func (t *Tab) Verify(ctx context.Context, kind, value string) (VerifyResult, err
 		}
 		return VerifyResult{Verified: false, Evidence: ev}, nil
 	}
-	return VerifyResult{}, consent.Errorf(consent.CodeInvalidAssertion, consent.NextNone,
+	return VerifyResult{}, errcode.Errorf(errcode.InvalidAssertion, errcode.NextNone,
 		"unknown assertion %q (text_contains, text_absent, url_is, title_contains, element_visible)", kind)
 }
 

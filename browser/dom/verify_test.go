@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 func TestVerify(t *testing.T) {
@@ -46,7 +46,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, c := range [][2]string{{TextContains, ""}, {TextAbsent, "  "}, {"text_matches", "x"}, {ElementVisible, "button"}} {
 		_, err := tab.Verify(testCtx(t), c[0], c[1])
-		wantCode(t, err, consent.CodeInvalidAssertion)
+		wantCode(t, err, errcode.InvalidAssertion)
 	}
 
 	// Verify follows the page: after a click the text changed.
@@ -61,7 +61,7 @@ func TestVerify(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r, err := tab.Verify(ctx, TextAbsent, "nothing like this")
-	if r.Verified || consent.CodeOf(err) != consent.CodeCanceled {
+	if r.Verified || errcode.Of(err) != errcode.Canceled {
 		t.Fatalf("cancelled verify: %+v %v", r, err)
 	}
 	// A closed tab is a lost target.

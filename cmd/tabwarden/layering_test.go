@@ -68,3 +68,24 @@ func TestRodOnlyInBrowserAndWebmcp(t *testing.T) {
 		}
 	}
 }
+
+// TestErrcodeAtTheBottom: the §5 codes and the error envelope sit under
+// every layer, so any package may import them; they import only the
+// standard library.
+func TestErrcodeAtTheBottom(t *testing.T) {
+	pkg := module + "/consent/errcode"
+	out, err := exec.Command("go", "list", "-deps", "-test=false", "-f", "{{.ImportPath}} {{.Standard}}", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("go list -deps %s listed %q: the check below proves nothing", pkg, out)
+	}
+	for _, l := range lines {
+		path, std, _ := strings.Cut(l, " ")
+		if path != pkg && std != "true" {
+			t.Errorf("%s depends on %s, which is not the standard library", pkg, path)
+		}
+	}
+}

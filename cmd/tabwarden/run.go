@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/llm"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // runOptions are `tabwarden run`'s own flags (DESIGN §12).
@@ -209,19 +210,19 @@ func (a *builtinAgents) start(task string) error {
 func (a *builtinAgents) startRun(task string) error {
 	task = strings.TrimSpace(task)
 	if task == "" {
-		return consent.Errorf(consent.CodeInvalidInput, consent.NextNone, "the task is empty")
+		return errcode.Errorf(errcode.InvalidInput, errcode.NextNone, "the task is empty")
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed || a.ctx.Err() != nil {
-		return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "the console is shutting down")
+		return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, "the console is shutting down")
 	}
 	b, err := startBuiltinWith(a.ctx, a.model, a.cfg, task, a.eng, a.srv)
 	if errors.Is(err, mcpserver.ErrClosed) {
-		return consent.Errorf(consent.CodeBrowserUnavailable, consent.NextNone, "the console's MCP server is closed")
+		return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, "the console's MCP server is closed")
 	}
 	if err != nil {
-		return consent.Errorf(consent.CodeBrowserOperationFailed, consent.NextNone, "%v", err)
+		return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "%v", err)
 	}
 	// Forget the runs that ended.
 	a.runs = slices.DeleteFunc(a.runs, func(r *builtinRun) bool {

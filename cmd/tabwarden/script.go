@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // scriptStep is one line of a --script file: a consent request an agent
@@ -238,10 +239,10 @@ func runStep(ctx context.Context, eng scriptEngine, st scriptStep) error {
 // outcomeText is the activity line for a scripted request's result.
 func outcomeText(st scriptStep, err error) string {
 	what := fmt.Sprintf("script outcome: %s %s", st.Gate, st.Origin)
-	switch code := consent.CodeOf(err); {
+	switch code := errcode.Of(err); {
 	case err == nil:
 		return what + " approved"
-	case code == consent.CodeUserDenied:
+	case code == errcode.UserDenied:
 		return what + " denied (" + string(code) + ")"
 	default:
 		return what + " not approved (" + string(code) + ")"

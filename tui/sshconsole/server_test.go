@@ -8,8 +8,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // Two operators see the same review; the first decision wins; both
@@ -28,8 +28,8 @@ func TestTwoOperatorsFirstDecisionWins(t *testing.T) {
 	time.Sleep(time.Until(rev.ShownAt.Add(2 * testDelay)))
 
 	sa.send("d")
-	var ce *consent.Error
-	if err := waitResult(t, ch); !errors.As(err, &ce) || ce.Code != consent.CodeUserDenied {
+	var ce *errcode.Error
+	if err := waitResult(t, ch); !errors.As(err, &ce) || ce.Code != errcode.UserDenied {
 		t.Fatalf("Ask after ana's d: %v", err)
 	}
 	sa.waitFor("denied by ana")
