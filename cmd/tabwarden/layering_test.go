@@ -44,7 +44,7 @@ func TestLayering(t *testing.T) {
 // and webmcp/ (DESIGN §2, issue 12): no other package imports it, in its
 // own files or its tests. The agent reaches a tab through browser.Handle.
 func TestRodOnlyInBrowserAndWebmcp(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f",
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-f",
 		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`,
 		module+"/...").CombinedOutput()
 	if err != nil {
@@ -74,7 +74,7 @@ func TestRodOnlyInBrowserAndWebmcp(t *testing.T) {
 // standard library.
 func TestErrcodeAtTheBottom(t *testing.T) {
 	pkg := module + "/consent/errcode"
-	out, err := exec.Command("go", "list", "-deps", "-test=false", "-f", "{{.ImportPath}} {{.Standard}}", pkg).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "-test=false", "-f", "{{.ImportPath}} {{.Standard}}", pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 	}
