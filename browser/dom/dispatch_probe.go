@@ -1,3 +1,5 @@
+//go:build tabwarden_probe
+
 package dom
 
 import "sync/atomic"

@@ -67,3 +67,37 @@ func importersOf(lines []string, pkg string) string {
 	}
 	return strings.Join(by, ", ")
 }
+
+// TestBinaryCarriesNoBenchmarkProbe: the benchmarks' observation points
+// (files named *probe*.go in our packages) are built only with the
+// tabwarden_probe tag, never into the binary.
+func TestBinaryCarriesNoBenchmarkProbe(t *testing.T) {
+	list := func(tags ...string) map[string]bool {
+		args := append([]string{"list", "-deps", "-test=false"}, tags...)
+		args = append(args, "-f", "{{.ImportPath}}:{{join .GoFiles \",\"}}", module+"/cmd/tabwarden")
+		out, err := exec.CommandContext(t.Context(), "go", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %v: %v\n%s", args, err, out)
+		}
+		probes := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			pkg, files, _ := strings.Cut(l, ":")
+			if !strings.HasPrefix(pkg, module) {
+				continue
+			}
+			for _, f := range strings.Split(files, ",") {
+				if strings.Contains(f, "probe") && !strings.Contains(f, "noprobe") {
+					probes[pkg+"/"+f] = true
+				}
+			}
+		}
+		return probes
+	}
+	// The tagged build has the probe, so the check below looks at real files.
+	if len(list("-tags", "tabwarden_probe")) == 0 {
+		t.Fatal("no probe file even with -tags tabwarden_probe: the check proves nothing")
+	}
+	for f := range list() {
+		t.Errorf("the binary builds %s, a benchmark probe", f)
+	}
+}

@@ -1,11 +1,11 @@
+//go:build tabwarden_probe
+
 package main
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +35,9 @@ import (
 //     included), and to the click's request reaching the fixture server
 //     (an upper bound: it includes the click and the page's own fetch).
 //
-// Run: go test -run '^$' -bench GateLatency -benchtime 30x ./cmd/tabwarden
+// It needs the input probe, which only a build with the tabwarden_probe
+// tag has (the shipped binary carries no benchmark probe):
+// Run: go test -tags tabwarden_probe -run '^$' -bench GateLatency -benchtime 30x ./cmd/tabwarden
 // Numbers are reported, never asserted.
 
 // viewClock wraps the TUI model and notes when a view first contains needle.
@@ -257,23 +259,6 @@ func BenchmarkGateLatency(b *testing.B) {
 	tm.Send(jPress("q"))
 	tm.Send(jPress("y"))
 }
-
-func jClient(secret string) *http.Client { return &http.Client{Transport: jBearer{secret}} }
-
-func percentile(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // recv bounds a wait so a broken run fails with what it waited for.
 func recv(b *testing.B, ch <-chan time.Time, what string) time.Time {
