@@ -60,8 +60,9 @@ func TestWebUseTextsNameOnlyItsCommands(t *testing.T) {
 	nexts := map[string]string{}
 	fset := token.NewFileSet()
 	consentFiles, _ := filepath.Glob("../consent/*.go")
+	codeFiles, _ := filepath.Glob("../consent/errcode/*.go")
 	agentFiles, _ := filepath.Glob("*.go")
-	for _, path := range append(consentFiles, agentFiles...) {
+	for _, path := range slices.Concat(consentFiles, codeFiles, agentFiles) {
 		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
