@@ -50,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 		recorded: make(chan string, 64), cancelled: make(chan string, 64),
 		started: make(chan string, 64), frameDone: make(chan string, 64),
 	}
-	dir := filepath.Join("..", "testdata", "site", "webmcp")
+	dir := filepath.Join("..", "agent", "demo", "fixture", "site", "webmcp")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/record", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
