@@ -53,12 +53,25 @@ func isUnsafeRune(r rune) bool {
 }
 
 // width is the display width of s in cells.
-func width(s string) int { return ansi.StringWidth(s) }
+func width(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s) // printable ASCII: one cell a byte, and most lines are
+}
 
 // trunc cuts s to at most w cells, marking the cut with "…".
 func trunc(s string, w int) string {
 	if w <= 0 {
 		return ""
+	}
+	// No character is wider in cells than it is long in bytes (escape
+	// sequences take none), so a string of at most w bytes already fits;
+	// every frame truncates every line, and most fit.
+	if len(s) <= w {
+		return s
 	}
 	return ansi.Truncate(s, w, "…")
 }
