@@ -141,13 +141,23 @@ func (o *Op) endLocked() {
 	// the review sees it: the review is withdrawn with the caller's reason
 	// either way.
 	out := outcome{err: errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operation ended"), decision: "canceled", by: "engine"}
-	if why := o.errLocked(); why != nil && o.reason == nil {
+	why := o.errLocked()
+	if why != nil && o.reason == nil {
 		out = outcome{err: why, decision: decisionFor(why.Code), by: "engine", note: "withdrawn: " + why.Message}
 	}
 	for _, r := range append([]*review(nil), e.queue...) {
-		if r.op == o {
-			e.resolveLocked(r, out)
+		if r.op != o {
+			continue
 		}
+		// A navigation the op set off (a clicked link whose request reached
+		// the hook before the act returned) is the tab's, not the op's: when
+		// the op ends normally it stays for the operator, like one asked
+		// after the op ended. A caller that is gone still withdraws it.
+		if why == nil && r.Kind == KindNavigation {
+			r.op = nil
+			continue
+		}
+		e.resolveLocked(r, out)
 	}
 	o.cancelFn(errEnded)
 	delete(e.ops, o)

@@ -164,33 +164,45 @@ func (e *Engine) Ask(ctx context.Context, req Request) error {
 		return nil
 	}
 	r := e.newReviewLocked(req, base, origin, c, t)
-	e.mu.Unlock()
-
 	var opDone <-chan struct{}
 	if r.op != nil {
 		opDone = r.op.ctx.Done()
 	}
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		// The caller is gone (DESIGN §4): the review is withdrawn, with
-		// the reason the caller's context was ended for.
-		why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
-		e.mu.Lock()
-		e.resolveLocked(r, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + why.Message})
-		e.commitLocked()
-		e.mu.Unlock()
-	case <-opDone:
-		e.mu.Lock()
-		why := r.op.whyLocked()
-		out := outcome{err: why, decision: decisionFor(why.Code), by: "engine"}
-		if r.op.reason == nil {
-			// Not the engine's doing: the op's caller is gone.
-			out.note = "withdrawn: " + why.Message
+	e.mu.Unlock()
+
+	for waiting := true; waiting; {
+		select {
+		case <-r.done:
+			waiting = false
+		case <-ctx.Done():
+			// The caller is gone (DESIGN §4): the review is withdrawn, with
+			// the reason the caller's context was ended for.
+			why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
+			e.mu.Lock()
+			e.resolveLocked(r, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + why.Message})
+			e.commitLocked()
+			e.mu.Unlock()
+			waiting = false
+		case <-opDone:
+			e.mu.Lock()
+			if r.op == nil {
+				// The op ended normally and left this navigation to the
+				// tab (Op.End): it waits for the operator as before.
+				e.mu.Unlock()
+				opDone = nil
+				continue
+			}
+			why := r.op.whyLocked()
+			out := outcome{err: why, decision: decisionFor(why.Code), by: "engine"}
+			if r.op.reason == nil {
+				// Not the engine's doing: the op's caller is gone.
+				out.note = "withdrawn: " + why.Message
+			}
+			e.resolveLocked(r, out)
+			e.commitLocked()
+			e.mu.Unlock()
+			waiting = false
 		}
-		e.resolveLocked(r, out)
-		e.commitLocked()
-		e.mu.Unlock()
 	}
 	<-r.done
 	if !r.out.approved {

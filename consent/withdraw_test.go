@@ -133,3 +133,26 @@ func TestQueuedReviewDeadline(t *testing.T) {
 	h.e.RemoveConversation("c2")
 	wantCode(t, result(t, chHeld), errcode.Canceled)
 }
+
+// A navigation an act set off (the clicked link's request reached the hook
+// before the act returned) belongs to the tab: when the act's op ends
+// normally the review stays for the operator, and approving it lets the
+// navigation on. (Seen live: TestE2ELinkClickToAnotherOriginIsHeld.)
+func TestNavigationOutlivesTheActThatSetItOff(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	op, err := h.e.Begin(context.Background(), "c1", "t1", "act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://b.test"))
+	r := h.focused("t1")
+	op.End()
+	st := h.e.Snapshot()
+	if st.Focused == nil || st.Focused.ID != r.ID {
+		t.Fatalf("the navigation review went with the act: focused %+v, queue %+v", st.Focused, st.Queue)
+	}
+	h.decide(r, true)
+	if err := result(t, ch); err != nil {
+		t.Fatalf("the held navigation got %v, want approval", err)
+	}
+}
