@@ -68,7 +68,7 @@ func BenchmarkPageViewConsole(b *testing.B) {
 		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"))
 	c := &tmuxConsole{t: b, name: name, site: site}
 	c.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmdline)
-	b.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "kill-session", "-t", name).Run() })
+	b.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
 	var ep mcpserver.Endpoint
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		var err error

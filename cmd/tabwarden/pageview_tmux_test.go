@@ -142,9 +142,11 @@ type tmuxConsole struct {
 	cs   *mcp.ClientSession
 }
 
+// tmux runs on the console's own server (-L name): a server another test
+// is shutting down, with its last session killed, refuses new sessions.
 func (c *tmuxConsole) tmux(args ...string) {
 	c.t.Helper()
-	if out, err := exec.CommandContext(c.t.Context(), "tmux", args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(c.t.Context(), "tmux", append([]string{"-L", c.name}, args...)...).CombinedOutput(); err != nil {
 		c.t.Fatalf("tmux %v: %v %s", args, err, out)
 	}
 }
@@ -181,7 +183,7 @@ func (c *tmuxConsole) screen(escapes bool) string {
 	if escapes {
 		args = append(args, "-e")
 	}
-	out, _ := exec.CommandContext(c.t.Context(), "tmux", args...).Output()
+	out, _ := exec.CommandContext(c.t.Context(), "tmux", append([]string{"-L", c.name}, args...)...).Output()
 	return string(out)
 }
 
@@ -272,7 +274,7 @@ func tmuxPageView(t *testing.T, cols, rows int) {
 		strings.Join(env, " "), binPath, audit, filepath.Join(home, "profile"))
 	c := &tmuxConsole{t: t, name: name, site: site}
 	c.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), cmdline)
-	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "kill-session", "-t", name).Run() })
+	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
 
 	var ep mcpserver.Endpoint
 	deadline := time.Now().Add(30 * time.Second)

@@ -35,12 +35,12 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 	_ = os.MkdirAll(filepath.Join(home, "run"), 0o700)
 	cmdline := fmt.Sprintf("env %s %s run --headless --stream=false --provider openai --base-url %s --model local-text-model 'List my tabs.'; echo TWEXIT=$?; sleep 60",
 		strings.Join(env, " "), binPath, replay.URL())
-	if out, err := exec.CommandContext(t.Context(), "tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", cmdline).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "160", "-y", "50", cmdline).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "kill-session", "-t", name).Run() })
+	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
 	screen := func() string {
-		out, _ := exec.CommandContext(t.Context(), "tmux", "capture-pane", "-p", "-t", name).Output()
+		out, _ := exec.CommandContext(t.Context(), "tmux", "-L", name, "capture-pane", "-p", "-t", name).Output()
 		return string(out)
 	}
 	deadline := time.Now().Add(90 * time.Second)
@@ -67,9 +67,9 @@ func TestTmuxRunAgainstChatCompletions(t *testing.T) {
 	}
 	// Quit as the operator does, and wait for the console (and its
 	// Chromium) to be gone before the temporary profile is removed.
-	_ = exec.CommandContext(t.Context(), "tmux", "send-keys", "-t", name, "q").Run()
+	_ = exec.CommandContext(t.Context(), "tmux", "-L", name, "send-keys", "-t", name, "q").Run()
 	time.Sleep(500 * time.Millisecond)
-	_ = exec.CommandContext(t.Context(), "tmux", "send-keys", "-t", name, "y").Run()
+	_ = exec.CommandContext(t.Context(), "tmux", "-L", name, "send-keys", "-t", name, "y").Run()
 	deadline = time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if s = screen(); strings.Contains(s, "TWEXIT=") {
