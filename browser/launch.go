@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,6 +49,10 @@ var baseFlags = []string{
 	// A keyring prompt in a headed session would stall the launch.
 	"--password-store=basic",
 }
+
+// LaunchFlags returns a copy of baseFlags, so a harness that starts a bare
+// Chromium to prove a case live uses the very list Launch does.
+func LaunchFlags() []string { return slices.Clone(baseFlags) }
 
 // FindChromium returns the Chromium binary to run: explicit (when not
 // empty), else $TABWARDEN_CHROMIUM, else the first of chromium,

@@ -22,20 +22,11 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// BareFlags are the flags DESIGN §3 mandates for every Chromium, the same
-// list browser.Launch uses: the bare browser differs from tabwarden's only
-// in having no request hook, no policy and no consent engine behind it.
-var BareFlags = []string{
-	"--enable-features=WebMCP",
-	"--disable-features=BackForwardCache",
-	"--no-first-run",
-	"--no-default-browser-check",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-	"--password-store=basic",
-	"--headless=new",
-}
+// BareFlags are the flags DESIGN §3 mandates for every Chromium, taken
+// from browser.Launch's own list: the bare browser differs from
+// tabwarden's only in having no request hook, no policy and no consent
+// engine behind it.
+var BareFlags = append(browser.LaunchFlags(), "--headless=new")
 
 // Bare is a Chromium launched directly, driven over plain CDP.
 type Bare struct {
