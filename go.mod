@@ -15,6 +15,7 @@ require (
 
 require (
 	charm.land/fantasy v0.41.2
+	github.com/bits-and-blooms/bitset v1.24.6 // indirect
 	charm.land/log/v2 v2.0.1 // indirect
 	charm.land/ssh v0.4.3
 	charm.land/wish/v2 v2.0.5
@@ -89,7 +90,7 @@ require (
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 	github.com/charmbracelet/colorprofile v0.4.3 // indirect
-	github.com/charmbracelet/ultraviolet v0.0.0-20261008173134-6b8d4baf91b4 // indirect
+	github.com/charmbracelet/ultraviolet v0.0.0-20261008173134-6b8d4baf91b4
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/charmbracelet/x/exp/golden v0.0.0-20251109135125-8916d276318f // indirect
 	github.com/charmbracelet/x/term v0.2.2

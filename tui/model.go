@@ -97,6 +97,8 @@ type Model struct {
 	// stream, input worker and render cache, shared by the model's copies.
 	page       pageView
 	pageShared *pageShared
+	// term is what this screen's terminal said of itself (termdetect.go).
+	term termDetect
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run
@@ -181,9 +183,16 @@ func (m *Model) setState(s consent.State) {
 // Update routes every message; the only side effects are Service calls.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	if c, used := m.imageUpdate(msg); used {
+		return m, c
+	}
+	dc, used := m.detectUpdate(msg)
+	if used {
+		return m, tea.Batch(dc, m.syncImage())
+	}
 	if c, used := m.pageUpdate(msg); used {
 		m.syncViewport()
-		return m, tea.Batch(c, m.syncPage())
+		return m, tea.Batch(c, dc, m.syncPage(), m.syncImage())
 	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -214,7 +223,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleKey(msg)
 	}
 	m.syncViewport()
-	return m, tea.Batch(cmd, m.syncPage())
+	return m, tea.Batch(cmd, dc, m.syncPage(), m.syncImage())
 }
 
 func (m *Model) setFlash(s string) tea.Cmd {
