@@ -208,6 +208,8 @@ func TestPageViewProtocolFromTheTerminalsReplies(t *testing.T) {
 		{"iterm2", &fakeTerm{version: "iTerm2 3.5.10", da1: "62;4;22"}, PageITerm2},
 		{"sixel", &fakeTerm{version: "XTerm(397)", da1: "63;1;2;4;6;9;15;16;22;28", cellW: 10}, PageSixel},
 		{"plain", &fakeTerm{version: "XTerm(397)", da1: "62;1;6;22"}, PageHalfBlock},
+		// WezTerm answers the kitty query but draws no placeholders.
+		{"wezterm", &fakeTerm{kitty: true, version: "WezTerm 20240203-110809-5046fc22", da1: "65;4;6;18;22"}, PageITerm2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, stop := runOnTerm(t, tc.term, Options{}, baseState())

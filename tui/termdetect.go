@@ -70,8 +70,11 @@ type termDetect struct {
 	sixel     bool
 	iterm     bool
 	// muxed: the terminal is tmux or screen (by TERM/TMUX or XTVERSION).
-	muxed        bool
-	cellW, cellH int
+	muxed bool
+	// noPlaceholders: a terminal that answers the kitty query but draws no
+	// Unicode placeholders (WezTerm, Konsole).
+	noPlaceholders bool
+	cellW, cellH   int
 }
 
 type detectDeadlineMsg struct{}
@@ -116,6 +119,9 @@ func (m *Model) detectUpdate(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, false
 		}
 		d.started = true
+		if m.opts.Page == nil {
+			return nil, false // no page view (--script): nothing to ask
+		}
 		if m.opts.PageProtocol != "" && m.opts.PageProtocol != PageAuto {
 			// Forced: only the cell size is asked (for sixel); a terminal
 			// that ignores the query is no worse off.
@@ -140,6 +146,12 @@ func (m *Model) detectUpdate(msg tea.Msg) (tea.Cmd, bool) {
 			d.muxed = true
 		case strings.HasPrefix(name, "iterm2"):
 			d.iterm = true
+		case strings.HasPrefix(name, "wezterm"):
+			// WezTerm answers the kitty query but draws no placeholders;
+			// it shows iTerm2 images.
+			d.iterm, d.noPlaceholders = true, true
+		case strings.HasPrefix(name, "konsole"):
+			d.noPlaceholders = true
 		}
 		return nil, true
 	case uv.CellSizeEvent:
@@ -149,27 +161,27 @@ func (m *Model) detectUpdate(msg tea.Msg) (tea.Cmd, bool) {
 		return nil, true
 	case uv.PrimaryDeviceAttributesEvent:
 		d.sixel = slices.Contains([]int(msg), 4)
-		m.endDetect()
-		return nil, true
+		return m.endDetect(), true
 	case detectDeadlineMsg:
-		m.endDetect()
-		return nil, true
+		return m.endDetect(), true
 	}
 	return nil, false
 }
 
 // endDetect picks the protocol from the replies so far: kitty, iTerm2,
-// sixel, half-blocks, in that order; half-blocks under tmux or screen.
-func (m *Model) endDetect() {
+// sixel, half-blocks, in that order; half-blocks under tmux or screen. It
+// repaints the screen once: a terminal that printed a query it did not
+// understand (the Linux console shows an APC as text) is left clean.
+func (m *Model) endDetect() tea.Cmd {
 	d := &m.term
 	if !d.detecting {
-		return
+		return nil
 	}
 	d.detecting = false
 	switch {
 	case d.muxed:
 		d.proto = PageHalfBlock
-	case d.kitty:
+	case d.kitty && !d.noPlaceholders:
 		d.proto = PageKitty
 	case d.iterm:
 		d.proto = PageITerm2
@@ -178,4 +190,5 @@ func (m *Model) endDetect() {
 	default:
 		d.proto = PageHalfBlock
 	}
+	return tea.ClearScreen
 }
