@@ -206,7 +206,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tickMsg:
 		m.now = m.opts.Now()
-		cmd = tick()
+		cmd = tea.Batch(tick(), m.rewriteImage())
 	case flashDoneMsg:
 		if msg.seq == m.flashSeq {
 			m.flash = ""
@@ -508,6 +508,7 @@ func (m *Model) moveConversation(delta int) {
 // View renders the whole screen.
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
+	m.noteView(v.Content)
 	if m.page.input {
 		// Clicks on the page view go to the page only in input mode;
 		// otherwise the terminal keeps its own selection.

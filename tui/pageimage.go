@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"hash/fnv"
 	"image"
 	"image/color"
 	"image/png"
@@ -34,8 +35,10 @@ import (
 //     panel's top-left, the image, restore cursor. bubbletea flushes raw
 //     output before the renderer's own in each frame, so a picture is
 //     written imageDelay after its blank cells were rendered (the renderer
-//     has flushed them by then) and once more a second later; moving or
-//     hiding the panel clears the screen (a full repaint erases graphics).
+//     has flushed them by then) and once more a second later, and again on
+//     a clock tick after the screen's text changed (a row the renderer
+//     repaints whole can erase part of it); moving or hiding the panel
+//     clears the screen (a full repaint erases graphics).
 //
 // The mark is drawn into the pixels before encoding. A picture is encoded
 // only when a new frame arrives or its size, place or mark changes, one at a
@@ -80,6 +83,8 @@ type pageImage struct {
 	shown imageKey // written last; zero: nothing on screen
 	seq   string
 	wgen  uint64
+	// drawnHash is the screen's hash when the picture was last written.
+	drawnHash uint64
 }
 
 type (
@@ -200,6 +205,7 @@ func (m *Model) imageUpdate(msg tea.Msg) (tea.Cmd, bool) {
 		if msg.gen != im.wgen || im.seq == "" {
 			return nil, true
 		}
+		im.drawnHash = m.pageShared.viewHash.Load()
 		if msg.again {
 			return tea.Raw(im.seq), true
 		}
@@ -207,6 +213,31 @@ func (m *Model) imageUpdate(msg tea.Msg) (tea.Cmd, bool) {
 		return tea.Batch(tea.Raw(im.seq), tea.Tick(imageRewrite, func(time.Time) tea.Msg { return pageImageWriteMsg{gen: gen, again: true} })), true
 	}
 	return nil, false
+}
+
+// noteView records the hash of the screen View drew, while a sixel or
+// iTerm2 picture is shown.
+func (m Model) noteView(content string) {
+	if p := m.page.img.shown.proto; p != PageSixel && p != PageITerm2 {
+		return
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(content))
+	m.pageShared.viewHash.Store(h.Sum64())
+}
+
+// rewriteImage writes a sixel or iTerm2 picture again (on the clock's
+// tick, so at most once a second) when the screen's text changed since it
+// was written: a change the renderer made around the picture (a row it
+// repainted whole, cells it shifted) may have erased part of it.
+func (m *Model) rewriteImage() tea.Cmd {
+	im := &m.page.img
+	if p := im.shown.proto; (p != PageSixel && p != PageITerm2) || im.seq == "" ||
+		m.pageShared.viewHash.Load() == im.drawnHash {
+		return nil
+	}
+	gen := im.wgen
+	return tea.Tick(imageDelay, func(time.Time) tea.Msg { return pageImageWriteMsg{gen: gen, again: true} })
 }
 
 // encodePicture is the terminal output that shows k.

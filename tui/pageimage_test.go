@@ -394,3 +394,24 @@ func TestPageImageClearedWhenHidden(t *testing.T) {
 		stop()
 	}
 }
+
+// A sixel picture is written again (on the next clock tick) after the
+// screen around it changed, and not while nothing changes.
+func TestPageImageRewrittenAfterTheScreenChanged(t *testing.T) {
+	ft := &fakeTerm{}
+	p, stop := runOnTerm(t, ft, Options{PageProtocol: PageSixel}, baseState())
+	defer stop()
+	p.Send(press("v"))
+	count := func() int { return strings.Count(ft.output(), "\x1bP0;1q") }
+	ft.waitOutput(t, "the picture and its second write", func(string) bool { return count() >= 2 })
+	time.Sleep(2500 * time.Millisecond)
+	quiet := count()
+	time.Sleep(2200 * time.Millisecond)
+	if n := count(); n != quiet {
+		t.Fatalf("%d more writes of an unchanged screen's picture", n-quiet)
+	}
+	s := baseState()
+	s.Conversations[0].Name = "renamed-agent"
+	p.Send(stateChangedMsg{state: s})
+	ft.waitOutput(t, "the picture written again", func(string) bool { return count() > quiet })
+}

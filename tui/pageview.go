@@ -144,6 +144,9 @@ type pageShared struct {
 
 	cache        pageCache
 	placeholders placeholderCache
+	// viewHash is the hash of the screen View last drew while a sixel or
+	// iTerm2 picture was shown (pageimage.go).
+	viewHash atomic.Uint64
 }
 
 func newPageShared() *pageShared {
