@@ -63,16 +63,16 @@ const (
 
 // imageKey is everything a written picture depends on.
 type imageKey struct {
-	proto          PageProtocol
-	seq            uint64
-	img            image.Image
-	cssW, cssH     float64
-	x, y           int // the picture's top-left cell
-	cols, rows     int
-	pxW, pxH       int
-	mark           [4]float64
-	marked         bool
-	screenW, scrnH int
+	proto            PageProtocol
+	seq              uint64
+	img              image.Image
+	cssW, cssH       float64
+	x, y             int // the picture's top-left cell
+	cols, rows       int
+	pxW, pxH         int
+	mark             [4]float64
+	marked           bool
+	screenW, screenH int
 }
 
 // pageImage is a screen's image state (a value in pageView).
@@ -127,7 +127,7 @@ func (m Model) imageWanted() imageKey {
 		k.pxW, k.pxH = cols*cw, max(6, rows*ch-rows*ch%6)
 	}
 	k.mark, k.marked = m.pageMark(tab)
-	k.screenW, k.scrnH = m.size()
+	k.screenW, k.screenH = m.size()
 	return k
 }
 

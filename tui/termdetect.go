@@ -122,7 +122,7 @@ func (m *Model) detectUpdate(msg tea.Msg) (tea.Cmd, bool) {
 		if m.opts.Page == nil {
 			return nil, false // no page view (--script): nothing to ask
 		}
-		if m.opts.PageProtocol != "" && m.opts.PageProtocol != PageAuto {
+		if p := m.opts.PageProtocol; p != "" && p != PageAuto && slices.Contains(PageProtocols, p) {
 			// Forced: only the cell size is asked (for sixel); a terminal
 			// that ignores the query is no worse off.
 			return tea.Raw("\x1b[16t"), false
