@@ -255,7 +255,7 @@ func (w *webUse) pageLocked(h *browser.Handle) *pageUse {
 		}
 	}
 	end := h.End()
-	if end == browser.Open || pu.settled {
+	if end == browser.NotEnded || pu.settled {
 		return pu
 	}
 	pu.settled = true
@@ -302,17 +302,25 @@ func (w *webUse) loseToCrashLocked(s *webSession) {
 	}
 }
 
-// reopened marks conv's new tab recovering when it holds a page a crash
-// closed under a session.
-func (w *webUse) reopened(conv consent.ConversationID, h *browser.Handle, url string) {
+// reopens reports whether url, just opened by conv, is a page a crash
+// closed under a session, and forgets the URL: that page is recovered.
+func (w *webUse) reopens(conv consent.ConversationID, url string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.settleLocked()
 	urls := w.reopen[conv]
-	if i := slices.Index(urls, url); i >= 0 {
+	i := slices.Index(urls, url)
+	if i >= 0 {
 		w.reopen[conv] = slices.Delete(urls, i, i+1)
-		w.pageLocked(h).recovering = true
 	}
+	return i >= 0
+}
+
+// recovers marks h's page recovering: its next observe says so.
+func (w *webUse) recovers(h *browser.Handle) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pageLocked(h).recovering = true
 }
 
 func (w *webUse) rememberLocked(id string, lp lostPage) {
@@ -418,8 +426,10 @@ func (d *Dispatcher) webUseCommand(ctx context.Context, conv consent.Conversatio
 		if res.IsError {
 			return res, tab
 		}
-		if h, err := d.browser.Handle(ctx, conv, tab); err == nil {
-			d.web.reopened(conv, h, engineURL(d.engine, tab))
+		if d.web.reopens(conv, engineURL(d.engine, tab)) {
+			if h, err := d.browser.Handle(ctx, conv, tab); err == nil {
+				d.web.recovers(h)
+			}
 		}
 		return withFields(d.listPages(ctx, conv), map[string]any{"opened_tab_id": string(tab)}), tab
 	case "observe", "act", "verify", "navigate", "handoff":
@@ -624,7 +634,7 @@ func (w *webUse) spend(pu *pageUse, id string, st spentToken) {
 	w.spendLocked(pu, id, st)
 }
 
-// endOf is how the page of live session id ended (Open while it has not,
+// endOf is how the page of live session id ended (NotEnded while it has not,
 // or when id is no live session).
 func (w *webUse) endOf(id string) browser.EndReason {
 	w.mu.Lock()
@@ -632,7 +642,7 @@ func (w *webUse) endOf(id string) browser.EndReason {
 	if h := w.ids[id]; h != nil {
 		return h.End()
 	}
-	return browser.Open
+	return browser.NotEnded
 }
 
 // take validates and uses up a token from memory and engine state alone.

@@ -58,8 +58,8 @@ type Handle struct {
 type EndReason uint32
 
 const (
-	// Open: the handle has not ended.
-	Open EndReason = iota
+	// NotEnded: the handle has not ended.
+	NotEnded EndReason = iota
 	// EndTabClosed: the tab closed — by the agent, the operator, the page
 	// itself (window.close) or the end of its conversation's grace.
 	EndTabClosed
@@ -73,8 +73,8 @@ const (
 
 func (r EndReason) String() string {
 	switch r {
-	case Open:
-		return "open"
+	case NotEnded:
+		return "not ended"
 	case EndTabClosed:
 		return "tab closed"
 	case EndBrowserLost:
@@ -146,7 +146,7 @@ func (h *Handle) Conversation() consent.ConversationID { return h.conv }
 // Done is closed when the browser ends the handle; End says why.
 func (h *Handle) Done() <-chan struct{} { return h.done }
 
-// End is why the handle ended, Open while it has not. The browser sets it
+// End is why the handle ended, NotEnded while it has not. The browser sets it
 // before Done closes and before the engine hears that the tab is gone.
 func (h *Handle) End() EndReason { return EndReason(h.end.Load()) }
 

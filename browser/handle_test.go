@@ -342,7 +342,7 @@ func TestHandleSaysHowItsTabEnded(t *testing.T) {
 		t.Fatalf("two slots share a value: %q, %q", *v, *other)
 	}
 
-	if h.End() != Open || h.TakeOvers() != 0 {
+	if h.End() != NotEnded || h.TakeOvers() != 0 {
 		t.Fatalf("a new handle: End %s, TakeOvers %d", h.End(), h.TakeOvers())
 	}
 	e.gate.emit(consent.Event{Kind: consent.EventTakeOver, Conversation: conv})
