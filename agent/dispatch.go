@@ -71,19 +71,15 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{engine: cfg.Engine, browser: cfg.Browser, policy: cfg.Policy, audit: cfg.Audit, now: time.Now}
 	d.maxUpload = cfg.MaxUploadBytes
 	d.jobs = newJobs()
-	d.web = newWebUse(cfg.Engine)
-	if cfg.Browser != nil {
-		d.web.crashed = func() bool { return cfg.Browser.Available() != nil }
-	}
+	d.web = newWebUse()
 	return d
 }
 
-// Close stops following the engine's events and stops every batch job,
-// waiting for its goroutine. It leaves calls alone: Shutdown (which the MCP
-// server's Close runs first) is what withdraws them.
+// Close stops every batch job, waiting for its goroutine. It leaves
+// calls alone: Shutdown (which the MCP server's Close runs first) is
+// what withdraws them.
 func (d *Dispatcher) Close() {
 	d.jobs.close()
-	d.web.stop()
 }
 
 var _ Surface = (*Dispatcher)(nil)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
@@ -42,6 +43,11 @@ import (
 //     recovery_command:"observe", and the next observe of that page says
 //     recovered_page:true, previous_action_replayed:false. Nothing is ever
 //     replayed: the failed call did not reach the browser at all.
+//   - A page's live tokens and its session are kept on the page's
+//     browser.Handle (pageUse), and the profile learns from the handle
+//     itself — its End and TakeOvers, set by the browser as it tears the
+//     tab down or applies a take-over — that the tab closed, died with
+//     Chromium or was taken over; it follows no engine event.
 //   - Every command runs through the same tools, and so the same gates, as
 //     the default profile.
 
@@ -157,6 +163,7 @@ type pageToken struct {
 // per state, the same on every later use.
 type spentToken struct {
 	pageKey
+	page *pageUse // the token's page, for its live session
 	code errcode.Code
 	msg  string
 	next errcode.Next
@@ -165,6 +172,7 @@ type spentToken struct {
 type webSession struct {
 	id string
 	pageKey
+	page *pageUse
 	geom geometry
 	url  string // the page's URL at the session's last observe
 }
@@ -177,94 +185,113 @@ type lostPage struct {
 	url   string
 }
 
+// pageUse is web_use's state of one page: its live tokens, its current
+// session, whether its next observe is a recovery. It lives on the page's
+// browser.Handle (pageSlot), so it goes with the tab; what became of the
+// tab (closed, lost with Chromium, taken over) is read from the handle
+// when the page is next used (webUse.pageLocked).
+type pageUse struct {
+	pageKey
+	h       *browser.Handle
+	tokens  map[string]*pageToken
+	session *webSession
+	// recovering: the next observe says recovered_page:true.
+	recovering bool
+	// takeOvers is the handle's TakeOvers as last seen.
+	takeOvers uint64
+	// settled: the handle's end has been applied.
+	settled bool
+}
+
+// pageSlot keeps each page's pageUse on its handle.
+var pageSlot = browser.NewSlot[pageUse]()
+
+// webUse is the profile's memory. Per page it holds nothing itself: ids
+// routes each live token and session id — the caller's names, checked
+// from memory before any browser call — to the handle of its page, where
+// the page's state is. What it holds is per conversation and outlives a
+// tab: spent tokens, sessions lost to a take-over or a crash (the caller
+// must be told so on their next use), the URLs a crash closed under a
+// session, and each conversation's inventory revision.
 type webUse struct {
 	mu       sync.Mutex
-	tokens   map[string]*pageToken
-	used     map[string]*spentToken // consumed, stale or closed tokens
+	ids      map[string]*browser.Handle // live page_context_tokens and web_session_ids
+	used     map[string]*spentToken     // consumed, stale or closed tokens
 	usedFIFO []string
-	sessions map[string]*webSession
-	byPage   map[pageKey]*webSession
 	lost     map[string]lostPage // ended sessions that were not closed by the caller
 	lostFIFO []string
-	// recovering pages get recovered_page:true on their next observe.
-	recovering map[pageKey]bool
 	// reopen holds, per conversation, URLs of pages a crash closed under a
 	// session: the next open of one is that page recovered.
 	reopen   map[consent.ConversationID][]string
 	revision map[consent.ConversationID]int
 	lastList map[consent.ConversationID]string
-	stop     func()
-	// crashed reports whether Chromium is down (the dispatch's
-	// Browser.Available); nil: never.
-	crashed func() bool
 }
 
-func newWebUse(eng *consent.Engine) *webUse {
-	w := &webUse{
-		tokens: map[string]*pageToken{}, used: map[string]*spentToken{},
-		sessions: map[string]*webSession{}, byPage: map[pageKey]*webSession{},
-		lost: map[string]lostPage{}, recovering: map[pageKey]bool{}, reopen: map[consent.ConversationID][]string{},
+func newWebUse() *webUse {
+	return &webUse{
+		ids: map[string]*browser.Handle{}, used: map[string]*spentToken{},
+		lost: map[string]lostPage{}, reopen: map[consent.ConversationID][]string{},
 		revision: map[consent.ConversationID]int{}, lastList: map[consent.ConversationID]string{},
 	}
-	w.stop = eng.Listen(w.onEvent)
-	return w
 }
 
-// onEvent ends sessions the agent can no longer rely on. A take-over means
-// the person may have done anything on the page: sessions of that
-// conversation are lost (and remembered for recovery). A closed tab ends
-// its sessions and tokens for good — unless Chromium crashed: then the
-// session is lost to the crash and remembered with its page's URL, which
-// the agent opens again to recover.
-func (w *webUse) onEvent(ev consent.Event) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch ev.Kind {
-	case consent.EventTakeOver:
-		for _, s := range w.sessions {
-			if s.conv == ev.Conversation {
-				w.endLocked(s, true)
-			}
+// pageLocked is h's page state with what became of the tab applied: a
+// take-over of its conversation loses its session (remembered for
+// recovery: the person may have done anything on the page); a closed tab
+// ends its session and tokens for good; a tab that died with Chromium
+// loses its session to the crash, remembered with the page's URL, which
+// the agent opens again to recover. A take-over counts first: the handle
+// counts none once it has ended.
+func (w *webUse) pageLocked(h *browser.Handle) *pageUse {
+	pu := pageSlot.Get(h, func() *pageUse {
+		return &pageUse{pageKey: pageKey{h.Conversation(), h.ID()}, h: h, tokens: map[string]*pageToken{}, takeOvers: h.TakeOvers()}
+	})
+	if n := h.TakeOvers(); n != pu.takeOvers {
+		pu.takeOvers = n
+		if s := pu.session; s != nil {
+			w.endLocked(pu)
+			w.rememberLocked(s.id, lostPage{pageKey: pu.pageKey})
+			pu.recovering = true
 		}
-	case consent.EventTabRemoved:
-		// The browser reports a crash's tabs closed after its connection
-		// is gone, so Available already says so.
-		crash := false
-		for _, s := range w.sessions {
-			if s.tab == ev.Tab {
-				if !crash && w.crashed != nil {
-					crash = w.crashed()
-				}
-				if crash {
-					w.loseToCrashLocked(s)
-				} else {
-					w.endLocked(s, false)
-				}
-			}
+	}
+	end := h.End()
+	if end == browser.NotEnded || pu.settled {
+		return pu
+	}
+	pu.settled = true
+	for id := range pu.tokens {
+		w.spendLocked(pu, id, closedToken)
+	}
+	if s := pu.session; s != nil {
+		w.endLocked(pu)
+		if end == browser.EndBrowserLost {
+			w.loseToCrashLocked(s)
 		}
-		for id, t := range w.tokens {
-			if t.tab == ev.Tab {
-				w.spendLocked(id, t.pageKey, closedToken)
-			}
+	}
+	return pu
+}
+
+// settleLocked applies every ended or taken-over page's news: before a
+// listing and an open, so a crash's pages are known to reopen.
+func (w *webUse) settleLocked() {
+	seen := map[*browser.Handle]bool{}
+	for _, h := range w.ids {
+		if !seen[h] {
+			seen[h] = true
+			w.pageLocked(h)
 		}
 	}
 }
 
-func (w *webUse) endLocked(s *webSession, remember bool) {
-	delete(w.sessions, s.id)
-	if w.byPage[s.pageKey] == s {
-		delete(w.byPage, s.pageKey)
-	}
-	if !remember {
-		return
-	}
-	w.rememberLocked(s.id, lostPage{pageKey: s.pageKey})
-	w.recovering[s.pageKey] = true
+// endLocked ends pu's current session: forgotten unless the caller
+// remembers it.
+func (w *webUse) endLocked(pu *pageUse) {
+	delete(w.ids, pu.session.id)
+	pu.session = nil
 }
 
-// loseToCrashLocked ends s, whose tab died with Chromium.
+// loseToCrashLocked remembers s, whose tab died with Chromium.
 func (w *webUse) loseToCrashLocked(s *webSession) {
-	w.endLocked(s, false)
 	w.rememberLocked(s.id, lostPage{pageKey: s.pageKey, crash: true, url: s.url})
 	if s.url != "" {
 		urls := append(w.reopen[s.conv], s.url)
@@ -275,16 +302,25 @@ func (w *webUse) loseToCrashLocked(s *webSession) {
 	}
 }
 
-// reopened marks conv's new tab recovering when it holds a page a crash
-// closed under a session.
-func (w *webUse) reopened(conv consent.ConversationID, tab consent.TabID, url string) {
+// reopens reports whether url, just opened by conv, is a page a crash
+// closed under a session, and forgets the URL: that page is recovered.
+func (w *webUse) reopens(conv consent.ConversationID, url string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.settleLocked()
 	urls := w.reopen[conv]
-	if i := slices.Index(urls, url); i >= 0 {
+	i := slices.Index(urls, url)
+	if i >= 0 {
 		w.reopen[conv] = slices.Delete(urls, i, i+1)
-		w.recovering[pageKey{conv, tab}] = true
 	}
+	return i >= 0
+}
+
+// recovers marks h's page recovering: its next observe says so.
+func (w *webUse) recovers(h *browser.Handle) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pageLocked(h).recovering = true
 }
 
 func (w *webUse) rememberLocked(id string, lp lostPage) {
@@ -316,6 +352,10 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 	// tab_closed counts only for a session's page that vanished under
 	// the call; a spent token's tab_closed is its state, from memory.
 	if c := res.Code(); c != string(errcode.BrowserOperationFailed) && (c != string(errcode.TabClosed) || a.WebSessionID == "") {
+		return res, tab
+	}
+	// A tab that closed (not with Chromium) says so on its handle at once.
+	if a.WebSessionID != "" && d.web.endOf(a.WebSessionID) == browser.EndTabClosed {
 		return res, tab
 	}
 	if !d.browserWentDown(ctx) {
@@ -386,7 +426,11 @@ func (d *Dispatcher) webUseCommand(ctx context.Context, conv consent.Conversatio
 		if res.IsError {
 			return res, tab
 		}
-		d.web.reopened(conv, tab, engineURL(d.engine, tab))
+		if d.web.reopens(conv, engineURL(d.engine, tab)) {
+			if h, err := d.browser.Handle(ctx, conv, tab); err == nil {
+				d.web.recovers(h)
+			}
+		}
 		return withFields(d.listPages(ctx, conv), map[string]any{"opened_tab_id": string(tab)}), tab
 	case "observe", "act", "verify", "navigate", "handoff":
 	case "close":
@@ -497,14 +541,14 @@ func (d *Dispatcher) tokenSession(ctx context.Context, conv consent.Conversation
 			return nil, fail(err), ""
 		}
 	}
-	tok, live, err := d.web.take(d.engine, conv, a.PageContextToken, a.Command)
+	tok, pu, live, err := d.web.take(d.engine, conv, a.PageContextToken, a.Command)
 	if err != nil {
 		return nil, fail(err), ""
 	}
 	if live != nil {
 		return live, Result{}, live.tab
 	}
-	res, tab, s := d.tokenObserve(ctx, conv, a.PageContextToken, tok, oa)
+	res, tab, s := d.tokenObserve(ctx, conv, a.PageContextToken, tok, pu, oa)
 	switch {
 	case res.IsError || a.Command == "observe":
 		return nil, res, tab
@@ -516,7 +560,7 @@ func (d *Dispatcher) tokenSession(ctx context.Context, conv consent.Conversation
 
 // tokenObserve opens (or reuses) the WebSession of the token's page with a
 // read-only observe.
-func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.ConversationID, id string, tok *pageToken, oa webObserveArgs) (Result, consent.TabID, *webSession) {
+func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.ConversationID, id string, tok *pageToken, pu *pageUse, oa webObserveArgs) (Result, consent.TabID, *webSession) {
 	if err := d.awaitBrowser(ctx); err != nil {
 		return withFields(fail(err), map[string]any{"retry_command": "list_pages"}), tok.tab, nil
 	}
@@ -525,7 +569,7 @@ func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.Conversation
 		return fail(err), tok.tab, nil
 	}
 	if g != tok.geom {
-		d.web.spend(id, tok.pageKey, staleGeometryToken)
+		d.web.spend(pu, id, staleGeometryToken)
 		return fail(errcode.Errorf(staleGeometryToken.code, staleGeometryToken.next, "%s", staleGeometryToken.msg)), tok.tab, nil
 	}
 	res, tab := d.observe(ctx, conv, ObserveArgs{TabID: string(tok.tab), IncludeImage: oa.IncludeImage, Cursor: oa.Cursor, Since: oa.Since, TextChars: oa.TextChars})
@@ -533,20 +577,25 @@ func (d *Dispatcher) tokenObserve(ctx context.Context, conv consent.Conversation
 		return res, tab, nil
 	}
 	d.web.mu.Lock()
-	s := d.web.byPage[tok.pageKey]
+	defer d.web.mu.Unlock()
+	if d.web.pageLocked(pu.h); pu.settled {
+		// The tab ended under the observe: no session for a page that
+		// is gone.
+		return fail(errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "the page closed: call list_pages")), tab, nil
+	}
+	s := pu.session
 	if s == nil {
-		s = &webSession{id: randomID("ws_"), pageKey: tok.pageKey}
-		d.web.sessions[s.id] = s
-		d.web.byPage[tok.pageKey] = s
+		s = &webSession{id: randomID("ws_"), pageKey: tok.pageKey, page: pu}
+		pu.session = s
+		d.web.ids[s.id] = pu.h
 	}
 	s.geom, s.url = g, tok.url
 	extra := map[string]any{"web_session_id": s.id}
-	if d.web.recovering[tok.pageKey] {
-		delete(d.web.recovering, tok.pageKey)
+	if pu.recovering {
+		pu.recovering = false
 		extra["recovered_page"] = true
 		extra["previous_action_replayed"] = false
 	}
-	d.web.mu.Unlock()
 	return withFields(res, extra), tab, s
 }
 
@@ -562,11 +611,12 @@ var (
 		msg: "the token's page is closed: call list_pages"}
 )
 
-// spendLocked retires token id of page pk in state st (bounded memory; the
-// oldest spent tokens are forgotten and then read as not found).
-func (w *webUse) spendLocked(id string, pk pageKey, st spentToken) {
-	delete(w.tokens, id)
-	st.pageKey = pk
+// spendLocked retires token id of page pu in state st (bounded memory;
+// the oldest spent tokens are forgotten and then read as not found).
+func (w *webUse) spendLocked(pu *pageUse, id string, st spentToken) {
+	delete(pu.tokens, id)
+	delete(w.ids, id)
+	st.pageKey, st.page = pu.pageKey, pu
 	if _, seen := w.used[id]; !seen {
 		w.usedFIFO = append(w.usedFIFO, id)
 	}
@@ -578,10 +628,21 @@ func (w *webUse) spendLocked(id string, pk pageKey, st spentToken) {
 }
 
 // spend retires a token that take handed out (now stale after all).
-func (w *webUse) spend(id string, pk pageKey, st spentToken) {
+func (w *webUse) spend(pu *pageUse, id string, st spentToken) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.spendLocked(id, pk, st)
+	w.spendLocked(pu, id, st)
+}
+
+// endOf is how the page of live session id ended (NotEnded while it has not,
+// or when id is no live session).
+func (w *webUse) endOf(id string) browser.EndReason {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h := w.ids[id]; h != nil {
+		return h.End()
+	}
+	return browser.NotEnded
 }
 
 // take validates and uses up a token from memory and engine state alone.
@@ -589,36 +650,43 @@ func (w *webUse) spend(id string, pk pageKey, st spentToken) {
 // every use; for act, verify, navigate and handoff a consumed token whose
 // page still has conv's live session yields that session instead (seed
 // 002: the token names its page in every command).
-func (w *webUse) take(eng *consent.Engine, conv consent.ConversationID, id, command string) (*pageToken, *webSession, error) {
+func (w *webUse) take(eng *consent.Engine, conv consent.ConversationID, id, command string) (*pageToken, *pageUse, *webSession, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t := w.tokens[id]
+	var t *pageToken
+	var pu *pageUse
+	if h := w.ids[id]; h != nil {
+		pu = w.pageLocked(h) // a closed page's tokens are spent here
+		t = pu.tokens[id]
+	}
 	if t == nil {
 		if sp := w.used[id]; sp != nil && sp.conv == conv {
-			if s := w.byPage[sp.pageKey]; sp.code == CodePageContextConsumed && s != nil && command != "observe" {
-				return nil, s, nil
+			if sp.code == CodePageContextConsumed && command != "observe" {
+				if s := w.pageLocked(sp.page.h).session; s != nil {
+					return nil, nil, s, nil
+				}
 			}
-			return nil, nil, errcode.Errorf(sp.code, sp.next, "%s", sp.msg)
+			return nil, nil, nil, errcode.Errorf(sp.code, sp.next, "%s", sp.msg)
 		}
-		return nil, nil, errcode.Errorf(CodePageContextNotFound, errcode.NextNone, "unknown page_context_token: call list_pages")
+		return nil, nil, nil, errcode.Errorf(CodePageContextNotFound, errcode.NextNone, "unknown page_context_token: call list_pages")
 	}
 	if t.conv != conv {
-		return nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that page_context_token belongs to another conversation")
+		return nil, nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that page_context_token belongs to another conversation")
 	}
 	owner, known := eng.Owner(t.tab)
 	if !known {
-		w.spendLocked(id, t.pageKey, closedToken)
-		return nil, nil, errcode.Errorf(closedToken.code, closedToken.next, "%s", closedToken.msg)
+		w.spendLocked(pu, id, closedToken)
+		return nil, nil, nil, errcode.Errorf(closedToken.code, closedToken.next, "%s", closedToken.msg)
 	}
 	if owner != conv {
-		return nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that page belongs to another conversation")
+		return nil, nil, nil, errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that page belongs to another conversation")
 	}
 	if cur := engineURL(eng, t.tab); cur != t.url {
-		w.spendLocked(id, t.pageKey, staleToken)
-		return nil, nil, errcode.Errorf(staleToken.code, staleToken.next, "%s", staleToken.msg)
+		w.spendLocked(pu, id, staleToken)
+		return nil, nil, nil, errcode.Errorf(staleToken.code, staleToken.next, "%s", staleToken.msg)
 	}
-	w.spendLocked(id, t.pageKey, consumedToken)
-	return t, nil, nil
+	w.spendLocked(pu, id, consumedToken)
+	return t, pu, nil, nil
 }
 
 // session resolves a live session of conv from memory alone.
@@ -628,7 +696,12 @@ func (w *webUse) session(conv consent.ConversationID, id string) (*webSession, e
 	if id == "" {
 		return nil, errcode.Errorf(CodeWebSessionNotFound, errcode.NextNone, "give page_context_token (from list_pages) or web_session_id")
 	}
-	s := w.sessions[id]
+	var s *webSession
+	if h := w.ids[id]; h != nil {
+		if cur := w.pageLocked(h).session; cur != nil && cur.id == id {
+			s = cur
+		}
+	}
 	if s == nil {
 		if lp, ok := w.lost[id]; ok && lp.conv == conv {
 			return nil, &lostSession{lp}
@@ -669,7 +742,9 @@ func (d *Dispatcher) closeSession(conv consent.ConversationID, id string) Result
 		return d.recoverable(err)
 	}
 	d.web.mu.Lock()
-	d.web.endLocked(s, false)
+	if s.page.session == s {
+		d.web.endLocked(s.page)
+	}
 	d.web.mu.Unlock()
 	return ok(map[string]any{"closed": true, "web_session_id": id})
 }
@@ -681,6 +756,9 @@ func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID)
 	sig := ""
 	focused := ""
 	open, _ := liveTabs(st, conv)
+	d.web.mu.Lock()
+	d.web.settleLocked()
+	d.web.mu.Unlock()
 	for _, t := range open {
 		pk := pageKey{conv, t.ID}
 		entry := map[string]any{
@@ -694,11 +772,7 @@ func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID)
 		if t.OpenerTabID != "" {
 			entry["opener_tab_id"] = string(t.OpenerTabID)
 		}
-		if g, err := d.geometry(ctx, pk); err == nil {
-			id := randomID("pct_")
-			d.web.mu.Lock()
-			d.web.tokens[id] = &pageToken{pageKey: pk, url: t.URL, geom: g}
-			d.web.mu.Unlock()
+		if id, err := d.mint(ctx, pk, t.URL); err == nil {
 			entry["page_context_token"] = id
 		} else {
 			entry["token_error"] = string(errcode.Of(err))
@@ -721,17 +795,41 @@ func (d *Dispatcher) listPages(ctx context.Context, conv consent.ConversationID)
 	})
 }
 
+// mint makes a page_context_token of pk's page at url and its current
+// geometry, kept on the page's handle.
+func (d *Dispatcher) mint(ctx context.Context, pk pageKey, url string) (string, error) {
+	h, g, err := d.pageGeometry(ctx, pk)
+	if err != nil {
+		return "", err
+	}
+	d.web.mu.Lock()
+	defer d.web.mu.Unlock()
+	pu := d.web.pageLocked(h)
+	if pu.settled {
+		return "", errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", pk.tab)
+	}
+	id := randomID("pct_")
+	pu.tokens[id] = &pageToken{pageKey: pk, url: url, geom: g}
+	d.web.ids[id] = h
+	return id, nil
+}
+
 // geometry reads the page's layout viewport (one CDP call, no page content).
 func (d *Dispatcher) geometry(ctx context.Context, pk pageKey) (geometry, error) {
+	_, g, err := d.pageGeometry(ctx, pk)
+	return g, err
+}
+
+func (d *Dispatcher) pageGeometry(ctx context.Context, pk pageKey) (*browser.Handle, geometry, error) {
 	h, err := d.browser.Handle(ctx, pk.conv, pk.tab)
 	if err != nil {
-		return geometry{}, err
+		return nil, geometry{}, err
 	}
 	v, err := h.Viewport(ctx)
 	if err != nil {
-		return geometry{}, err
+		return nil, geometry{}, err
 	}
-	return geometry{v.Width, v.Height}, nil
+	return h, geometry{v.Width, v.Height}, nil
 }
 
 // sameGeometry is page_context_stale when the viewport changed since the

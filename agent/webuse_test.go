@@ -233,3 +233,58 @@ func TestE2EWebUseOpenAndNavigateBehindTheNavigationGate(t *testing.T) {
 		t.Errorf("the site saw /form.html %d times", e.site.Count("/form.html"))
 	}
 }
+
+// A page that closes its own tab (window.close, after a click the person
+// approved) ends its web_use session and its tokens at once: the browser
+// ends the tab's handle, and web_use reads the end there. The next use of
+// either is refused from memory, unsent, with no recovery offered: the
+// page is gone for good, not lost to a crash or a take-over.
+func TestE2EWebUseSessionEndsWhenThePageClosesItsTab(t *testing.T) {
+	cb := &countingBrowser{}
+	e := newE2E(t, func(c *agent.DispatcherConfig) { cb.Browser = c.Browser; c.Browser = cb })
+	// A page may close only a tab a script opened: the page is a popup.
+	opener := e.open("/popup.html?to=/e2e/close.html")
+	oobs, osnap := e.observe(opener, true)
+	po := e.start("browser_act", click(opener, oobs, refOf(t, osnap, "button", "Open popup")))
+	e.op.approve(consent.KindAction, e.site.URL)
+	wantOK(t, po.result())
+	r := e.op.awaitQueued(consent.KindNavigation, e.site.URL)
+	e.eng.Select(e.conv, r.Tab)
+	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.waitTab(r.Tab, "finished loading the page", func(ts consent.TabState) bool {
+		return ts.URL == e.site.URL+"/e2e/close.html" && !ts.Loading && ts.Title == "Closing"
+	})
+	tab := string(r.Tab)
+	obs := wantOK(t, e.call("web_use", map[string]any{"command": "observe", "page_context_token": pageToken(t, e, tab)}))
+	ws := obs["web_session_id"].(string)
+	spare := pageToken(t, e, tab)
+	h, err := e.br.Handle(e.ctx, e.conv, consent.TabID(tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeRef := refOf(t, obs["snapshot"].(string), "button", "Close this tab")
+	p := e.start("web_use", map[string]any{"command": "act", "web_session_id": ws,
+		"arguments": map[string]any{"observationId": obs["observationId"], "action": map[string]any{"type": "click", "ref": closeRef}}})
+	e.op.approve(consent.KindAction, e.site.URL)
+	p.result()
+	select {
+	case <-h.Done():
+	case <-e.ctx.Done():
+		t.Fatal("the page's own window.close never closed its tab")
+	}
+	if h.End() != browser.EndTabClosed {
+		t.Fatalf("the tab's handle ended as %s", h.End())
+	}
+	gone := noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "verify", "web_session_id": ws,
+		"arguments": map[string]any{"assertion": "title_contains", "value": "Closing"}}, agent.CodeWebSessionNotFound)
+	if _, ok := gone["recovery_tab_id"]; ok {
+		t.Errorf("the session of a page that closed itself offers recovery: %v", gone)
+	}
+	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": spare}, errcode.TabClosed)
+	e.waitTabGone(tab)
+	for _, pg := range wantOK(t, e.call("web_use", map[string]any{"command": "list_pages"}))["pages"].([]any) {
+		if pg.(map[string]any)["tab_id"] == tab {
+			t.Errorf("list_pages after the page closed itself lists it: %v", pg)
+		}
+	}
+}

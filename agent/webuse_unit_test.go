@@ -2,7 +2,12 @@ package agent
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +35,42 @@ func TestWebUseSpecIsOneTool(t *testing.T) {
 	}
 	if len(m.Properties["command"].Enum) != len(webUseCommands) || m.Properties["arguments"].Type != "object" {
 		t.Errorf("schema = %s", b)
+	}
+}
+
+// TestAgentLearnsNoTabEndSecondHand: the dispatch learns a tab's end, its
+// crash and its take-over from the tab's browser.Handle, which browser
+// ends itself; no shipped file of the package follows the engine's tab
+// removals or take-overs for that (issue 12).
+func TestAgentLearnsNoTabEndSecondHand(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "consent" &&
+				(sel.Sel.Name == "EventTabRemoved" || sel.Sel.Name == "EventTakeOver") {
+				t.Errorf("%s: consent.%s: learn a tab's end and take-over from its browser.Handle", fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+	}
+	if checked < 5 {
+		t.Fatalf("checked %d files: the check proves nothing", checked)
 	}
 }

@@ -2,8 +2,9 @@
 // sessions it owns): it launches or attaches to Chromium, keeps the
 // registry of tabs the console hands out, gives the agent a Handle per tab
 // (observe, act, verify, upload, viewport, site tools; no rod type crosses
-// it) and runs the one request hook through which every request of every
-// tab passes.
+// it; it says itself how its tab ended and carries the agent's own state of
+// the tab in a Slot) and runs the one request hook through which every
+// request of every tab passes.
 //
 // Invariants:
 //   - Chromium is the system's (Options.Chromium, TABWARDEN_CHROMIUM, PATH);

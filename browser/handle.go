@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -28,6 +29,11 @@ const siteAttachTimeout = 10 * time.Second
 // take-over, resume or cancel of its conversation expires its
 // observations, and take-over and cancel stop its running site-tool calls.
 // After its end every verb fails tab_closed.
+//
+// A client learns what became of the tab from the handle itself: Done and
+// End say that and why it ended, TakeOvers counts the person's take-overs
+// of its conversation; a Slot keeps the client's own state of the tab on
+// the handle, so that state goes with the tab.
 type Handle struct {
 	b    *Browser
 	id   consent.TabID
@@ -35,13 +41,48 @@ type Handle struct {
 	page *rod.Page
 	dom  *dom.Tab
 
-	attach   sync.Mutex // serializes AttachSiteTools
-	mu       sync.Mutex // guards site and closed
-	site     *webmcp.Site
-	closed   bool
-	released sync.Once
-	life     context.Context // ends with the handle; the site lives under it
-	cancel   context.CancelFunc
+	attach    sync.Mutex // serializes AttachSiteTools
+	mu        sync.Mutex // guards site, closed and slots
+	site      *webmcp.Site
+	closed    bool
+	slots     map[any]any // Slot values, by slot
+	end       atomic.Uint32
+	takeOvers atomic.Uint64
+	done      chan struct{} // closed with the handle
+	released  sync.Once
+	life      context.Context // ends with the handle; the site lives under it
+	cancel    context.CancelFunc
+}
+
+// EndReason is why the browser ended a handle.
+type EndReason uint32
+
+const (
+	// NotEnded: the handle has not ended.
+	NotEnded EndReason = iota
+	// EndTabClosed: the tab closed — by the agent, the operator, the page
+	// itself (window.close) or the end of its conversation's grace.
+	EndTabClosed
+	// EndBrowserLost: Chromium died (crash, quit) or the attached browser
+	// went away, and every tab with it; a relaunch follows for a launched
+	// Chromium, and the tab is not in it.
+	EndBrowserLost
+	// EndBrowserClosed: the console closed the Browser.
+	EndBrowserClosed
+)
+
+func (r EndReason) String() string {
+	switch r {
+	case NotEnded:
+		return "not ended"
+	case EndTabClosed:
+		return "tab closed"
+	case EndBrowserLost:
+		return "browser lost"
+	case EndBrowserClosed:
+		return "browser closed"
+	}
+	return "unknown"
 }
 
 // Handle returns the handle of tab id, which conv must own: tab_closed
@@ -78,7 +119,7 @@ func (b *Browser) adopt(t *tab, p *rod.Page) (*Handle, error) {
 	id, conv := t.id, t.conv
 	b.reg.mu.Unlock()
 	life, end := context.WithCancel(b.ctx)
-	h := &Handle{b: b, id: id, conv: conv, page: p, dom: dom.NewTab(p, string(id), dom.Options{}), life: life, cancel: end}
+	h := &Handle{b: b, id: id, conv: conv, page: p, dom: dom.NewTab(p, string(id), dom.Options{}), done: make(chan struct{}), life: life, cancel: end}
 	b.reg.mu.Lock()
 	switch {
 	case t.closed:
@@ -98,6 +139,53 @@ func (b *Browser) adopt(t *tab, p *rod.Page) (*Handle, error) {
 
 // ID is the tab's id.
 func (h *Handle) ID() consent.TabID { return h.id }
+
+// Conversation is the conversation that owns the tab.
+func (h *Handle) Conversation() consent.ConversationID { return h.conv }
+
+// Done is closed when the browser ends the handle; End says why.
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// End is why the handle ended, NotEnded while it has not. The browser sets it
+// before Done closes and before the engine hears that the tab is gone.
+func (h *Handle) End() EndReason { return EndReason(h.end.Load()) }
+
+// TakeOvers counts the person's take-overs of the handle's conversation
+// while the handle was open. The browser counts one as it applies the
+// take-over (its observations expire), before later engine events reach
+// any listener.
+func (h *Handle) TakeOvers() uint64 { return h.takeOvers.Load() }
+
+// A Slot is a client's place for a value of its own on every handle: the
+// browser keeps the value with the handle, drops it with the handle and
+// never looks inside. The client reads End and TakeOvers to learn what
+// became of the tab.
+type Slot[T any] struct{ _ byte } // not zero-sized: each slot has its own address
+
+// NewSlot returns a new slot.
+func NewSlot[T any]() *Slot[T] { return new(Slot[T]) }
+
+// Get is h's value in s; the first Get makes it with init (called without
+// the handle's lock held).
+func (s *Slot[T]) Get(h *Handle, init func() *T) *T {
+	h.mu.Lock()
+	v, ok := h.slots[s].(*T)
+	h.mu.Unlock()
+	if ok {
+		return v
+	}
+	n := init()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v, ok := h.slots[s].(*T); ok {
+		return v
+	}
+	if h.slots == nil {
+		h.slots = map[any]any{}
+	}
+	h.slots[s] = n
+	return n
+}
 
 // live is nil while the handle's tab is open.
 func (h *Handle) live() error {
@@ -218,21 +306,30 @@ func (h *Handle) PrepareSiteTool(ctx context.Context, toolID string, input json.
 // expire makes every observation of the handle meaningless.
 func (h *Handle) expire() { h.dom.Invalidate() }
 
-// close ends the handle at once: every verb fails tab_closed from now on
-// and its observations expire. It makes no CDP call, so the event loop
-// may call it; release does the rest.
-func (h *Handle) close() {
+// close ends the handle at once for reason (the first reason stands):
+// every verb fails tab_closed from now on, its observations expire and
+// Done closes. It makes no CDP call, so the event loop may call it;
+// release does the rest.
+func (h *Handle) close(reason EndReason) {
 	h.mu.Lock()
-	h.closed = true
+	first := !h.closed
+	if first {
+		h.closed = true
+		h.end.Store(uint32(reason))
+	}
 	h.mu.Unlock()
 	h.dom.Invalidate()
+	if first {
+		close(h.done)
+	}
 }
 
 // release stops the handle's site tools (running calls cancelled, the
-// site's session closed) and ends its lifetime. It makes CDP calls, each
-// bounded; idempotent.
-func (h *Handle) release() {
-	h.close()
+// site's session closed) and ends its lifetime, ending the handle for
+// reason unless it has ended. It makes CDP calls, each bounded;
+// idempotent.
+func (h *Handle) release(reason EndReason) {
+	h.close(reason)
 	h.released.Do(func() {
 		h.mu.Lock()
 		attached := h.site != nil
@@ -244,13 +341,13 @@ func (h *Handle) release() {
 	})
 }
 
-// endHandles ends hs, whose tabs the registry has marked closed: at once,
-// and their release on a goroutine of the Browser (Close releases every
-// handle itself when the Browser is closing).
-func (b *Browser) endHandles(hs []*Handle) {
+// endHandles ends hs, whose tabs the registry has marked closed, for
+// reason: at once, and their release on a goroutine of the Browser (Close
+// releases every handle itself when the Browser is closing).
+func (b *Browser) endHandles(hs []*Handle, reason EndReason) {
 	for _, h := range hs {
-		h.close()
-		b.spawn(h.release)
+		h.close(reason)
+		b.spawn(func() { h.release(reason) })
 	}
 }
 
@@ -265,7 +362,7 @@ func (b *Browser) releaseAll() {
 	}
 	b.reg.mu.Unlock()
 	for _, h := range hs {
-		h.release()
+		h.release(EndBrowserClosed)
 	}
 }
 
@@ -295,6 +392,9 @@ func (b *Browser) onHandleEvent(e consent.Event) {
 		return
 	}
 	for _, h := range b.conversationHandles(e.Conversation) {
+		if e.Kind == consent.EventTakeOver {
+			h.takeOvers.Add(1)
+		}
 		h.expire()
 	}
 }

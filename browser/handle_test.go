@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -298,4 +299,103 @@ func BenchmarkFirstActBackgroundTab(b *testing.B) {
 	b.ReportMetric(median(first), "first-ms")
 	b.ReportMetric(median(later), "later-ms")
 	b.ReportMetric(median(visible), "visible-first-ms")
+}
+
+// waitEnd waits for h's end and returns its reason.
+func waitEnd(t *testing.T, h *Handle) EndReason {
+	t.Helper()
+	select {
+	case <-h.Done():
+	case <-testCtx(t).Done():
+		t.Fatalf("handle of %s never ended (End %s)", h.ID(), h.End())
+	}
+	return h.End()
+}
+
+// A handle says itself what became of its tab: a take-over of its
+// conversation counts (a resume does not), a page that closes its own tab
+// ends it as tab closed, and a Slot's value stays with the handle. (A
+// page may close only a tab a script opened: the one here is a popup.)
+func TestHandleSaysHowItsTabEnded(t *testing.T) {
+	a := fixturetest.Start(t)
+	e := launch(t, nil)
+	ctx := testCtx(t)
+	opener := e.newTab(t)
+	e.open(t, opener, a.URL, a.URL+"/popup.html?to=/e2e/close.html")
+	e.click(t, opener, 50, 50)
+	e.gate.expectAsk(t, a.URL).reply <- nil
+	tab := e.popupOf(t, opener).ID
+	if _, err := a.WaitPath(ctx, "/e2e/close.html"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitURL(t, tab, a.URL+"/e2e/close.html")
+	h, err := e.b.Handle(ctx, conv, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := NewSlot[string]()
+	v := slot.Get(h, func() *string { s := "mine"; return &s })
+	if again := slot.Get(h, func() *string { t.Fatal("made twice"); return nil }); again != v {
+		t.Fatalf("Slot.Get = %p, then %p", v, again)
+	}
+	if other := NewSlot[string]().Get(h, func() *string { s := "theirs"; return &s }); *other != "theirs" || *v != "mine" {
+		t.Fatalf("two slots share a value: %q, %q", *v, *other)
+	}
+
+	if h.End() != NotEnded || h.TakeOvers() != 0 {
+		t.Fatalf("a new handle: End %s, TakeOvers %d", h.End(), h.TakeOvers())
+	}
+	e.gate.emit(consent.Event{Kind: consent.EventTakeOver, Conversation: conv})
+	e.gate.emit(consent.Event{Kind: consent.EventResume, Conversation: conv})
+	e.gate.emit(consent.Event{Kind: consent.EventTakeOver, Conversation: "c2"})
+	if n := h.TakeOvers(); n != 1 {
+		t.Fatalf("TakeOvers = %d after one take-over of its conversation", n)
+	}
+	select {
+	case <-h.Done():
+		t.Fatal("a take-over ended the handle")
+	default:
+	}
+
+	obs, err := h.Observe(ctx, dom.ObserveRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := h.Prepare(ctx, obs.ID, dom.Action{Type: "click", Ref: refNamed(t, obs, "Close this tab")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prep.Dispatch(ctx); err != nil && errcode.Of(err) != errcode.TabClosed {
+		t.Fatal(err)
+	}
+	if r := waitEnd(t, h); r != EndTabClosed {
+		t.Fatalf("the page closed its tab: End %s, want %s", r, EndTabClosed)
+	}
+	if _, err := e.b.Tab(tab); errcode.Of(err) != errcode.TabClosed {
+		t.Fatalf("Tab after the page closed it: %v", err)
+	}
+	if slot.Get(h, func() *string { t.Fatal("value lost"); return nil }) != v {
+		t.Fatal("the slot's value changed")
+	}
+}
+
+// A handle whose tab died with Chromium ends as browser lost.
+func TestHandleEndsWithChromium(t *testing.T) {
+	a := fixturetest.Start(t)
+	e := launch(t, nil)
+	ctx := testCtx(t)
+	tab := e.newTab(t)
+	e.open(t, tab, a.URL, a.URL+"/dom/basic.html")
+	h, err := e.b.Handle(ctx, conv, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.b.PID()
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitEnd(t, h); r != EndBrowserLost {
+		t.Fatalf("Chromium killed: End %s, want %s", r, EndBrowserLost)
+	}
+	waitFor(t, "the killed Chromium reaped", func() bool { return len(groupMembers(pid, false)) == 0 })
 }

@@ -77,7 +77,7 @@ func (b *Browser) lost(c *conn) {
 	b.hold.refuseAll()
 	c.teardown(0)
 	ids, hs := b.reg.closeAll()
-	b.endHandles(hs)
+	b.endHandles(hs, EndBrowserLost)
 	for _, id := range ids {
 		b.gate.RemoveTab(id)
 	}

@@ -122,7 +122,7 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 	}
 	r.mu.Unlock()
 	if h != nil {
-		b.endHandles([]*Handle{h})
+		b.endHandles([]*Handle{h}, EndTabClosed)
 	}
 	if t != nil {
 		b.gate.RemoveTab(t.id)

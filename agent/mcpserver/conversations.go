@@ -277,11 +277,15 @@ func tabOf(args json.RawMessage, res agent.Result) string {
 }
 
 // toolResult puts a Result on the wire as DESIGN §5 says: compact JSON text,
-// the same object as structuredContent, the image as image/png.
+// the same object as structuredContent, the image as image/png. The object
+// is encoded once and the same bytes go out twice: an observation is most
+// of a call's own work on the way out, and encoding a map walks it by
+// reflection, sorting every level's keys.
 func toolResult(res agent.Result) *mcp.CallToolResult {
+	text := res.JSON()
 	r := &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: res.JSON()}},
-		StructuredContent: res.Object,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(text),
 		IsError:           res.IsError,
 	}
 	if len(res.Image) > 0 {

@@ -339,7 +339,11 @@ func TestNoIdentityIsMissingSessionWithoutDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, _ := res.StructuredContent.(map[string]any)
+	// What a client reads: the structured content as it goes on the wire.
+	var obj map[string]any
+	if b, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(b, &obj) != nil {
+		t.Fatalf("structured content does not encode: %v %v", err, res.StructuredContent)
+	}
 	if !res.IsError || obj["code"] != string(errcode.MissingSession) || obj["dispatched"] != false || obj["next"] != "list_tabs" {
 		t.Fatalf("no-identity call: %+v", obj)
 	}

@@ -99,10 +99,22 @@ func BenchmarkPageViewConsole(b *testing.B) {
 			n, _, _ := blockCells(parseCells(e), 0, 160, 255)
 			return n > 0
 		})
-		cpu2, _ := procUsage(b, ep.PID)
-		time.Sleep(soak)
+		cpu2, rss2 := procUsage(b, ep.PID)
+		// Resident memory through the open soak: its peak, and whether it
+		// still grows in the second half (a leak per frame would).
+		peak, mid := rss2, 0
+		for t0 := time.Now(); time.Since(t0) < soak; {
+			time.Sleep(min(soak/20, soak-time.Since(t0)))
+			_, rss := procUsage(b, ep.PID)
+			peak = max(peak, rss)
+			if mid == 0 && time.Since(t0) >= soak/2 {
+				mid = rss
+			}
+		}
 		cpu3, rss3 := procUsage(b, ep.PID)
 		c.keys("v")
+		b.ReportMetric(float64(peak)/1024, "rss-MB-open-peak")
+		b.ReportMetric(float64(rss3-mid)/1024, "rss-MB-open-2nd-half-growth")
 		b.ReportMetric(100*float64(cpu1-cpu0)/float64(soak), "cpu%-hidden")
 		b.ReportMetric(100*float64(cpu3-cpu2)/float64(soak), "cpu%-open")
 		b.ReportMetric(float64(rss0)/1024, "rss-MB-start")
