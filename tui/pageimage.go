@@ -16,7 +16,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/ansi/kitty"
-	"github.com/charmbracelet/x/ansi/sixel"
 )
 
 // The page view's image protocols (kitty graphics, sixel, iTerm2). The
@@ -247,11 +246,7 @@ func encodePicture(k imageKey) string {
 	case PageKitty:
 		return kittyTransmit(img, k.cols, k.rows)
 	case PageSixel:
-		var payload bytes.Buffer
-		if err := (&sixel.Encoder{}).Encode(&payload, img); err != nil {
-			return ""
-		}
-		return placeAt(k.x, k.y, ansi.SixelGraphics(0, 1, 0, payload.Bytes()))
+		return placeAt(k.x, k.y, ansi.SixelGraphics(0, 1, 0, []byte(encodeSixel(img))))
 	case PageITerm2:
 		data := encodePNG(img)
 		seq := "\x1b]1337;File=inline=1;size=" + strconv.Itoa(len(data)) +
