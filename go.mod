@@ -15,7 +15,6 @@ require (
 
 require (
 	charm.land/fantasy v0.41.2
-	github.com/bits-and-blooms/bitset v1.24.6 // indirect
 	charm.land/log/v2 v2.0.1 // indirect
 	charm.land/ssh v0.4.3
 	charm.land/wish/v2 v2.0.5
@@ -41,6 +40,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.45.5 // indirect
 	github.com/aws/smithy-go v1.27.7 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/bits-and-blooms/bitset v1.24.6 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/keygen v0.5.4 // indirect

@@ -17,7 +17,8 @@ import (
 )
 
 // The page view (DESIGN §13): `v` shows the selected tab's page in a panel,
-// drawn with half-block characters in true colour; `i`, only while the
+// drawn with the terminal's image protocol (pageimage.go, termdetect.go) or
+// half-block characters in true colour; `i`, only while the
 // tab's conversation is taken over, sends typed keys and clicks on the
 // panel to the page until esc. Every screen (the console's and each SSH
 // one) has its own view, stream and input mode.
