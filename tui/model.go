@@ -243,7 +243,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.opts.Remote && key.Matches(k, keys.Quit, keys.ForceQ) {
 		// An SSH screen leaves; the console and its agents carry on.
-		return tea.Quit
+		return m.quit()
 	}
 	if m.tokens != nil {
 		if cmd, used := m.tokenKey(k); used {
@@ -262,7 +262,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 			for _, c := range m.state.Conversations {
 				_ = m.svc.Cancel(c.ID)
 			}
-			return tea.Quit
+			return m.quit()
 		}
 		m.confirmQuit = false
 		return nil
@@ -270,7 +270,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, keys.Quit, keys.ForceQ):
 		if len(m.state.Conversations) == 0 {
-			return tea.Quit
+			return m.quit()
 		}
 		m.confirmQuit = true
 		return nil

@@ -239,6 +239,15 @@ func (m *Model) rewriteImage() tea.Cmd {
 	return tea.Tick(imageDelay, func(time.Time) tea.Msg { return pageImageWriteMsg{gen: gen, again: true} })
 }
 
+// quit ends the program, first freeing a kitty picture in the terminal
+// (bubbletea writes raw output still queued when it shuts down).
+func (m Model) quit() tea.Cmd {
+	if m.page.img.shown.proto == PageKitty {
+		return tea.Sequence(tea.Raw(kittyDelete()), tea.Quit)
+	}
+	return tea.Quit
+}
+
 // encodePicture is the terminal output that shows k.
 func encodePicture(k imageKey) string {
 	img := pictureImage(k)

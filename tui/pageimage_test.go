@@ -415,3 +415,19 @@ func TestPageImageRewrittenAfterTheScreenChanged(t *testing.T) {
 	p.Send(stateChangedMsg{state: s})
 	ft.waitOutput(t, "the picture written again", func(string) bool { return count() > quiet })
 }
+
+// Quitting with a kitty picture on screen frees it in the terminal first.
+func TestPageImageKittyFreedOnQuit(t *testing.T) {
+	ft := &fakeTerm{}
+	p, stop := runOnTerm(t, ft, Options{PageProtocol: PageKitty, Remote: true}, baseState())
+	p.Send(press("v"))
+	ft.waitOutput(t, "a kitty picture", func(s string) bool { return strings.Contains(s, "a=T,") })
+	p.Send(press("q")) // an SSH screen's q leaves at once
+	p.Wait()
+	out := ft.output()
+	stop()
+	last := strings.LastIndex(out, "a=T,")
+	if !strings.Contains(out[last:], kittyDelete()) {
+		t.Error("the program ended without freeing its kitty picture")
+	}
+}
