@@ -24,13 +24,15 @@ have chromium || have chromium-browser || have google-chrome || have google-chro
 have Xvfb || have xvfb-run || missing+=(xvfb)
 have xauth || missing+=(xauth)
 have tmux || missing+=(tmux)
+# xterm (a VT340 with sixel) is the real terminal of the page view's test.
+have xterm || missing+=(xterm)
 have node || missing+=(nodejs)
 have npm || missing+=(npm)
 # The SSH console's end-to-end script drives real OpenSSH clients.
 { have ssh && have ssh-keygen; } || missing+=(openssh-client)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "deps: chromium, xvfb, xauth, tmux, node, npm and openssh-client are installed"
+	echo "deps: chromium, xvfb, xauth, tmux, xterm, node, npm and openssh-client are installed"
 	exit 0
 fi
 

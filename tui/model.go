@@ -97,6 +97,8 @@ type Model struct {
 	// stream, input worker and render cache, shared by the model's copies.
 	page       pageView
 	pageShared *pageShared
+	// term is what this screen's terminal said of itself (termdetect.go).
+	term termDetect
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run
@@ -181,9 +183,16 @@ func (m *Model) setState(s consent.State) {
 // Update routes every message; the only side effects are Service calls.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	if c, used := m.imageUpdate(msg); used {
+		return m, c
+	}
+	dc, used := m.detectUpdate(msg)
+	if used {
+		return m, tea.Batch(dc, m.syncImage())
+	}
 	if c, used := m.pageUpdate(msg); used {
 		m.syncViewport()
-		return m, tea.Batch(c, m.syncPage())
+		return m, tea.Batch(c, dc, m.syncPage(), m.syncImage())
 	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -197,7 +206,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tickMsg:
 		m.now = m.opts.Now()
-		cmd = tick()
+		cmd = tea.Batch(tick(), m.rewriteImage())
 	case flashDoneMsg:
 		if msg.seq == m.flashSeq {
 			m.flash = ""
@@ -214,7 +223,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleKey(msg)
 	}
 	m.syncViewport()
-	return m, tea.Batch(cmd, m.syncPage())
+	return m, tea.Batch(cmd, dc, m.syncPage(), m.syncImage())
 }
 
 func (m *Model) setFlash(s string) tea.Cmd {
@@ -234,7 +243,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.opts.Remote && key.Matches(k, keys.Quit, keys.ForceQ) {
 		// An SSH screen leaves; the console and its agents carry on.
-		return tea.Quit
+		return m.quit()
 	}
 	if m.tokens != nil {
 		if cmd, used := m.tokenKey(k); used {
@@ -253,7 +262,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 			for _, c := range m.state.Conversations {
 				_ = m.svc.Cancel(c.ID)
 			}
-			return tea.Quit
+			return m.quit()
 		}
 		m.confirmQuit = false
 		return nil
@@ -261,7 +270,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, keys.Quit, keys.ForceQ):
 		if len(m.state.Conversations) == 0 {
-			return tea.Quit
+			return m.quit()
 		}
 		m.confirmQuit = true
 		return nil
@@ -499,6 +508,7 @@ func (m *Model) moveConversation(delta int) {
 // View renders the whole screen.
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
+	m.noteView(v.Content)
 	if m.page.input {
 		// Clicks on the page view go to the page only in input mode;
 		// otherwise the terminal keeps its own selection.

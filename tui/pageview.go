@@ -17,7 +17,8 @@ import (
 )
 
 // The page view (DESIGN §13): `v` shows the selected tab's page in a panel,
-// drawn with half-block characters in true colour; `i`, only while the
+// drawn with the terminal's image protocol (pageimage.go, termdetect.go) or
+// half-block characters in true colour; `i`, only while the
 // tab's conversation is taken over, sends typed keys and clicks on the
 // panel to the page until esc. Every screen (the console's and each SSH
 // one) has its own view, stream and input mode.
@@ -142,7 +143,11 @@ type pageShared struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 
-	cache pageCache
+	cache        pageCache
+	placeholders placeholderCache
+	// viewHash is the hash of the screen View last drew while a sixel or
+	// iTerm2 picture was shown (pageimage.go).
+	viewHash atomic.Uint64
 }
 
 func newPageShared() *pageShared {
@@ -206,6 +211,8 @@ type pageView struct {
 	// ended is a stream that ended by itself; no new one starts for its
 	// tab until pageRetryMsg clears it.
 	ended *pageStream
+	// img is the picture an image protocol shows (pageimage.go).
+	img pageImage
 }
 
 // pageTab is the tab the view shows: this screen's selected tab, else the
@@ -403,12 +410,28 @@ type pageGeom struct {
 	// the panel: x0, y0 its top-left cell, pw×ph its size (title line
 	// included)
 	x0, y0, pw, ph int
+	// bottom, when set, is the first row the picture must not reach (a
+	// sixel or iTerm2 picture on the screen's last row scrolls it); limit,
+	// when set, caps the picture's rows and columns (kitty's diacritics).
+	bottom, limit int
 }
 
 // pageSideWidth is the width from which the panel sits right of the rest.
 const pageSideWidth = 120
 
 func (m Model) pageGeom() pageGeom {
+	g := m.pageGeomCells()
+	switch m.pageProto() {
+	case PageSixel, PageITerm2:
+		_, h := m.size()
+		g.bottom = h - 1
+	case PageKitty:
+		g.limit = maxPlaceholders
+	}
+	return g
+}
+
+func (m Model) pageGeomCells() pageGeom {
 	w, h := m.size()
 	if w >= pageSideWidth {
 		rest := max(60, w*2/5)
@@ -433,6 +456,12 @@ func (m Model) pageGeom() pageGeom {
 // in cells, fitted to the frame's shape.
 func (g pageGeom) picture(f pageFrame) (x0, y0, cols, rows int) {
 	cols, rows = g.pw, g.ph-1
+	if g.bottom > 0 {
+		rows = min(rows, g.bottom-g.y0-1)
+	}
+	if g.limit > 0 {
+		cols, rows = min(cols, g.limit), min(rows, g.limit)
+	}
 	if cols <= 0 || rows <= 0 || f.img == nil {
 		return g.x0, g.y0 + 1, 0, 0
 	}
@@ -518,8 +547,17 @@ func (m Model) pagePanel(g pageGeom) []string {
 	case f.img == nil:
 		lines = append(lines, "  waiting for the first frame of "+clean(string(tab))+"…")
 	default:
-		mark, marked := m.pageMark(tab)
-		lines = append(lines, m.pageShared.cache.lines(f, cols, rows, mark, marked)...)
+		switch m.pageProto() {
+		case PageKitty:
+			lines = append(lines, m.pageShared.placeholders.get(cols, rows)...)
+		case PageSixel, PageITerm2:
+			// Blank cells the renderer leaves alone; the picture is
+			// written over them (pageimage.go).
+			lines = append(lines, make([]string, rows)...)
+		default:
+			mark, marked := m.pageMark(tab)
+			lines = append(lines, m.pageShared.cache.lines(f, cols, rows, mark, marked)...)
+		}
 	}
 	return fitLines(lines, g.pw, g.ph)
 }

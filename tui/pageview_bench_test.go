@@ -60,3 +60,48 @@ func BenchmarkPageViewFrame(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "frames/s")
 }
+
+// BenchmarkPageViewFrameImage is one frame of the page view at 120×40 in
+// each image protocol, from the bytes Chromium sends to the bytes the
+// terminal gets: JPEG decode, the frame message, the render of the cells
+// (kitty's placeholders, or blanks), and the picture's encoding (scaling,
+// the mark, PNG or sixel), which runs off the event loop. bytes/frame is
+// what one frame sends the terminal (over SSH, the session's traffic).
+func BenchmarkPageViewFrameImage(b *testing.B) {
+	for _, proto := range []PageProtocol{PageKitty, PageSixel, PageITerm2} {
+		b.Run(string(proto), func(b *testing.B) {
+			data := benchFrame(b)
+			page := newFakePage()
+			f := newFake(baseState())
+			m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page, PageProtocol: proto})
+			defer m.Close()
+			m = step(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+			m.page.on = true
+			ps := &pageStream{tab: "t1", frames: make(chan pageFrame, 1)}
+			m.page.stream = ps
+			sent := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				img, err := jpeg.Decode(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				m = step(m, pageFrameMsg{ps: ps, f: pageFrame{img: img, cssW: 780, cssH: 493, seq: uint64(i + 1)}})
+				_ = m.View()
+				k := m.imageWanted()
+				if k == (imageKey{}) {
+					b.Fatal("no picture wanted")
+				}
+				seq := encodePicture(k)
+				if seq == "" {
+					b.Fatal("nothing encoded")
+				}
+				sent += len(seq)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "frames/s")
+			b.ReportMetric(float64(sent)/float64(b.N), "bytes/frame")
+		})
+	}
+}

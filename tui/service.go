@@ -96,6 +96,11 @@ type Options struct {
 	// Page is the browser side of the page view (`v`, DESIGN §13). Nil:
 	// `v` says the view needs the browser (--script mode).
 	Page PageSource
+	// PageProtocol is how the page view draws (--page-view): "" or
+	// PageAuto asks this screen's terminal (kitty, then iTerm2, then
+	// sixel, else half-blocks; half-blocks under tmux or screen); any
+	// other value is used without asking.
+	PageProtocol PageProtocol
 	// Program adds options to the bubbletea program Run starts (an SSH
 	// session's input, output, environment and window size).
 	Program []tea.ProgramOption

@@ -109,7 +109,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var feeders sync.WaitGroup
-	tuiOpts := tui.Options{Version: version, Headless: o.headless}
+	tuiOpts := tui.Options{Version: version, Headless: o.headless, PageProtocol: tui.PageProtocol(o.pageView)}
 	if steps != nil {
 		// Scripted requests exercise the screen alone: no browser, no agents.
 		feeders.Go(func() { feedScript(ctx, eng, steps) })
@@ -135,7 +135,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 			tuiOpts.StartTask = b.start
 		}
 	}
-	stopSSH, err := startSSH(ctx, o, eng, tuiOpts.Page)
+	stopSSH, err := startSSH(ctx, o, eng, tuiOpts.Page, tuiOpts.PageProtocol)
 	if err != nil {
 		return err
 	}

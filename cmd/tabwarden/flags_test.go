@@ -15,6 +15,8 @@ func TestInvalidFlagValuesAreUsageErrors(t *testing.T) {
 		{"--mcp-session-idle", "-1s"},
 		{"demo", "--mcp-session-idle", "-5m"},
 		{"demo", "--consent", "thread"},
+		{"--page-view", "png"},
+		{"run", "open the fixture", "--page-view", "Kitty"},
 	} {
 		var out, errw bytes.Buffer
 		if code := execute(args, strings.NewReader(""), &out, &errw); code != exitUsage {

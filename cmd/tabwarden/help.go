@@ -16,7 +16,7 @@ var usesGlobal = map[string][]string{
 	"demo":   {"review-delay", "profile", "chromium", "headless", "audit"},
 	"audit":  {"audit"},
 	"doctor": {"chromium", "headless", "browser-url", "profile", "ssh-listen", "ssh-authorized-keys"},
-	"run":    {"consent", "review-delay", "review-timeout", "policy", "profile", "chromium", "headless", "browser-url", "mcp-listen", "mcp-session-idle", "audit", "ssh-listen", "ssh-authorized-keys"},
+	"run":    {"consent", "review-delay", "review-timeout", "policy", "profile", "chromium", "headless", "browser-url", "mcp-listen", "mcp-session-idle", "audit", "ssh-listen", "ssh-authorized-keys", "page-view"},
 }
 
 // scopeHelp makes each subcommand's help show its own flags only.

@@ -13,6 +13,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/tui"
 )
 
 // options holds the global and console flags (DESIGN §3, §4, §8, §9).
@@ -39,6 +40,7 @@ type options struct {
 	reviewTimeoutSet bool
 	sshListen        string      // DESIGN §11: serve the console over SSH ("" = off)
 	sshKeys          string      // the operators' authorized keys file
+	pageView         string      // DESIGN §13: the page view's image protocol (auto asks the terminal)
 	run              *runOptions // tabwarden run: the built-in agent's task and model
 }
 
@@ -139,6 +141,8 @@ Run without a command to start the console.`,
 		"serve the console to operators over SSH on ADDR (off by default; :PORT means 127.0.0.1:PORT)")
 	pf.StringVar(&o.sshKeys, "ssh-authorized-keys", "",
 		"the SSH operators' public keys (authorized_keys format; each key's comment is its operator's name)")
+	pf.StringVar(&o.pageView, "page-view", string(tui.PageAuto),
+		"how the page view (v) draws: auto (ask each screen's terminal), halfblock, kitty, sixel or iterm2")
 
 	root.Flags().Int64Var(&o.maxUpload, "max-upload-bytes", agent.DefaultMaxUploadBytes,
 		"largest file an agent may upload (browser_upload); larger ones fail upload_too_large without a review")
@@ -180,6 +184,9 @@ func (o *options) validate() error {
 	}
 	if o.tools != "" && o.tools != "default" && o.tools != "web_use" {
 		return usageErrorf("invalid --tools '%s': use default or web_use", o.tools)
+	}
+	if _, err := tui.ParsePageProtocol(o.pageView); err != nil {
+		return usageErrorf("invalid --page-view '%s': %v", o.pageView, err)
 	}
 	if o.maxUpload <= 0 {
 		return usageErrorf("invalid --max-upload-bytes %d: use a positive number of bytes", o.maxUpload)

@@ -42,7 +42,7 @@ func (o *options) checkSSHKeys() error {
 
 // startSSH serves the console over SSH when --ssh-listen is given; stop
 // disconnects every operator and waits for their screens to end.
-func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.PageSource) (stop func(), err error) {
+func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.PageSource, proto tui.PageProtocol) (stop func(), err error) {
 	if o.sshListen == "" {
 		return func() {}, nil
 	}
@@ -51,6 +51,7 @@ func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.Pag
 		AuthorizedKeys: o.sshKeys,
 		Version:        version,
 		Page:           page,
+		PageProtocol:   proto,
 	})
 	if err != nil {
 		return nil, failure(fmt.Errorf("SSH console: %w", err))

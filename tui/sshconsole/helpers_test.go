@@ -128,6 +128,7 @@ type screen struct {
 	mu     sync.Mutex
 	emu    *vt.Emulator
 	bytes  int
+	raw    strings.Builder // every byte the session wrote
 	done   chan struct{}
 	// wrote signals (coalescing) after output reached the emulator.
 	wrote chan struct{}
@@ -167,6 +168,7 @@ func (r *rig) attach(k operatorKey) *screen {
 				s.mu.Lock()
 				_, _ = s.emu.Write(buf[:n])
 				s.bytes += n
+				s.raw.Write(buf[:n])
 				s.mu.Unlock()
 				select {
 				case s.wrote <- struct{}{}:
@@ -207,6 +209,28 @@ func (s *screen) waitFor(want string) {
 	for !strings.Contains(s.text(), want) {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("screen never showed %q; it shows:\n%s", want, s.text())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// rawOut is every byte the session wrote, escapes and all.
+func (s *screen) rawOut() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw.String()
+}
+
+// waitRaw waits until the session's output holds want.
+func (s *screen) waitRaw(what, want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if out := s.rawOut(); strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the session never wrote %s (%q)", what, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -57,6 +57,10 @@ type Config struct {
 	// Page is the browser side of the page view; each screen has its own
 	// view of it (tui.Options.Page). Nil: no page view.
 	Page tui.PageSource
+	// PageProtocol is the page view's protocol on every screen
+	// (--page-view); auto (or "") lets each screen ask its own terminal,
+	// through its session, which protocol it speaks.
+	PageProtocol tui.PageProtocol
 }
 
 // ListenAddr resolves the --ssh-listen value: a bare port (":2222")
@@ -222,6 +226,9 @@ func (s *Server) handle(sess ssh.Session) {
 		Operator: op,
 		Remote:   true,
 		Page:     s.cfg.Page,
+		// Each session's program asks its own client's terminal: the
+		// replies come back on this session's input.
+		PageProtocol: s.cfg.PageProtocol,
 		// The session's own input wrapped to see activity; later options
 		// win, so it replaces the session input MakeOptions sets.
 		Program: append(bm.MakeOptions(sess), tea.WithInput(in), tea.WithoutSignalHandler()),

@@ -1,0 +1,86 @@
+package sshconsole
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/tui"
+)
+
+// bluePage serves one picture, the fixture's blue block on white, to
+// every view.
+type bluePage struct{ img *image.RGBA }
+
+func newBluePage() bluePage {
+	img := image.NewRGBA(image.Rect(0, 0, 160, 120))
+	for y := 0; y < 120; y++ {
+		for x := 0; x < 160; x++ {
+			c := color.RGBA{255, 255, 255, 255}
+			if x < 80 && y < 60 {
+				c = color.RGBA{0, 160, 255, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	return bluePage{img: img}
+}
+
+func (p bluePage) PageFrames(ctx context.Context, _ consent.TabID, _, _ int, deliver func(image.Image, float64, float64)) error {
+	deliver(p.img, 800, 600)
+	<-ctx.Done()
+	return nil
+}
+
+func (bluePage) PageKey(context.Context, consent.TabID, string, string) error { return nil }
+
+func (bluePage) PageClick(context.Context, consent.TabID, float64, float64) error { return nil }
+
+const kittyTransmit = "a=T,f=100"
+
+// Each SSH screen asks its own client's terminal, through its own
+// session: ana's answers as kitty and gets a kitty picture; bob's never
+// answers and gets half-blocks, no image escape.
+func TestPageProtocolDetectedPerScreen(t *testing.T) {
+	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	r := newRigWith(t, func(c *Config, _ *consent.Config) { c.Page = newBluePage() }, ana, bob)
+	sa, sb := r.attach(ana), r.attach(bob)
+	sa.waitRaw("the kitty query", "\x1b_Gi=31,")
+	sa.waitRaw("the DA1 query", "\x1b[c")
+	sa.send("\x1b_Gi=31;OK\x1b\\\x1b[?62;22c")
+	sb.waitRaw("the DA1 query", "\x1b[c")
+	time.Sleep(2500 * time.Millisecond) // bob's screen gives up waiting (2 s)
+	sa.send("v")
+	sb.send("v")
+	outA := sa.waitRaw("a kitty picture", kittyTransmit)
+	sb.waitFor("Page view")
+	outB := sb.waitRaw("half-blocks", "▀")
+	if !strings.Contains(outA, "\U0010EEEE") {
+		t.Error("ana's screen has no kitty placeholder cells")
+	}
+	if strings.Contains(outB, kittyTransmit) || strings.Contains(outB, "\U0010EEEE") {
+		t.Error("bob's screen, whose terminal never answered, got kitty output")
+	}
+	if strings.Contains(sa.text(), "▀") {
+		t.Error("ana's kitty screen still draws half-blocks")
+	}
+}
+
+// A protocol given for every screen is used without asking.
+func TestPageProtocolForcedForEveryScreen(t *testing.T) {
+	ana := newKey(t, "ana")
+	r := newRigWith(t, func(c *Config, _ *consent.Config) {
+		c.Page, c.PageProtocol = newBluePage(), tui.PageSixel
+	}, ana)
+	s := r.attach(ana)
+	s.waitFor("agent-one")
+	s.send("v")
+	out := s.waitRaw("a sixel picture", "\x1bP0;1q")
+	if strings.Contains(out, "\x1b[c") {
+		t.Error("the screen asked DA1 although the protocol was given")
+	}
+}
