@@ -3,8 +3,6 @@ package browser
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -45,79 +43,18 @@ func BenchmarkPageLoadHook(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	hooked := func(name string, pol *policy.Policy) *rod.Page {
-		g := newFakeGate()
-		br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name), Gate: g, Policy: pol})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = br.Close() })
-		tab, err := br.NewTab(ctx, conv, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		g.mu.Lock()
-		g.grants[string(tab)+" "+srv.URL] = true
-		g.mu.Unlock()
-		p, err := br.Page(ctx, conv, tab)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
-	}
 	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q]}}`, srv.URL))
 	if err != nil {
 		b.Fatal(err)
 	}
-	pages := map[string]*rod.Page{"hook": hooked("hook", nil), "policy": hooked("policy", pol)}
-
-	opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "off")}
-	proc, wsURL, err := launchChromium(ctx, &opts)
-	if err != nil {
-		b.Fatal(err)
+	pages := map[string]*rod.Page{
+		"off":       bareChromiumPage(b, ctx, "off", nil),
+		"fetchonly": bareChromiumPage(b, ctx, "fo", []*proto.FetchRequestPattern{{URLPattern: "*", ResourceType: proto.NetworkResourceTypeDocument}}),
 	}
-	defer proc.stop(closeGrace)
-	off := rod.New().Context(ctx).ControlURL(wsURL)
-	if err := off.Connect(); err != nil {
-		b.Fatal(err)
-	}
-	defer off.Close()
-	if pages["off"], err = off.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
-		b.Fatal(err)
-	}
-
-	{ // fetchonly
-		opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "fo")}
-		proc, wsURL, err := launchChromium(ctx, &opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer proc.stop(closeGrace)
-		fo := rod.New().Context(ctx).ControlURL(wsURL)
-		if err := fo.Connect(); err != nil {
-			b.Fatal(err)
-		}
-		defer fo.Close()
-		go fo.EachEvent(func(e *proto.FetchRequestPaused) {
-			go func() { _ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(fo) }()
-		})()
-		if err := (proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{URLPattern: "*", ResourceType: proto.NetworkResourceTypeDocument}}}).Call(fo); err != nil {
-			b.Fatal(err)
-		}
-		if pages["fetchonly"], err = fo.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	_, pages["hook"] = hookedPage(b, ctx, "hook", nil, false, srv.URL)
+	_, pages["policy"] = hookedPage(b, ctx, "policy", pol, false, srv.URL)
 	load := func(mode, run string) time.Duration {
-		p := pages[mode].Context(ctx)
-		u := fmt.Sprintf("%s/bench.html?n=200&run=%s-%s", srv.URL, mode, run)
-		start := time.Now()
-		wait := p.WaitNavigation(proto.PageLifecycleEventNameLoad)
-		if err := p.Navigate(u); err != nil {
-			b.Fatal(err)
-		}
-		wait()
-		return time.Since(start)
+		return timedLoad(b, ctx, pages[mode], fmt.Sprintf("%s/bench.html?n=200&run=%s-%s", srv.URL, mode, run))
 	}
 	modes := []string{"off", "hook", "policy", "fetchonly"}
 	for _, m := range modes { // first-load costs: renderer spawn, cache setup
@@ -131,13 +68,7 @@ func BenchmarkPageLoadHook(b *testing.B) {
 			took[m] = append(took[m], load(m, fmt.Sprint(i)))
 		}
 	}
-	// Medians: one load that a busy machine stalled must not move the
-	// ratio, and every mode's loads sit between the same neighbours.
-	ms := func(m string) float64 {
-		s := slices.Clone(took[m])
-		slices.Sort(s)
-		return float64(s[len(s)/2].Microseconds()) / 1000
-	}
+	ms := func(m string) float64 { return medianMS(took[m]) }
 	b.ReportMetric(ms("off"), "ms/load-off")
 	b.ReportMetric(ms("hook"), "ms/load-hook")
 	b.ReportMetric(ms("policy"), "ms/load-policy")

@@ -3,8 +3,6 @@ package browser
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -40,38 +38,10 @@ func BenchmarkFetchFloorPatterns(b *testing.B) {
 	}
 	pages := make([]*rod.Page, len(variants))
 	for i, v := range variants {
-		opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), v.name)}
-		proc, wsURL, err := launchChromium(ctx, &opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { proc.stop(closeGrace) })
-		r := rod.New().Context(ctx).ControlURL(wsURL).NoDefaultDevice()
-		if err := r.Connect(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = r.Close() })
-		if v.patterns != nil {
-			go r.EachEvent(func(e *proto.FetchRequestPaused) {
-				go func() { _ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(r) }()
-			})()
-			if err := (proto.FetchEnable{Patterns: v.patterns}).Call(r); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if pages[i], err = r.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
-			b.Fatal(err)
-		}
+		pages[i] = bareChromiumPage(b, ctx, v.name, v.patterns)
 	}
 	load := func(i int, run string) time.Duration {
-		p := pages[i].Context(ctx)
-		start := time.Now()
-		wait := p.WaitNavigation(proto.PageLifecycleEventNameLoad)
-		if err := p.Navigate(fmt.Sprintf("%s/slow.html?n=200&run=%s-%s", slow.URL, variants[i].name, run)); err != nil {
-			b.Fatal(err)
-		}
-		wait()
-		return time.Since(start)
+		return timedLoad(b, ctx, pages[i], fmt.Sprintf("%s/slow.html?n=200&run=%s-%s", slow.URL, variants[i].name, run))
 	}
 	for i := range variants {
 		load(i, "warm")
@@ -84,11 +54,7 @@ func BenchmarkFetchFloorPatterns(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(i int) float64 {
-		s := slices.Clone(took[i])
-		slices.Sort(s)
-		return float64(s[len(s)/2].Microseconds()) / 1000
-	}
+	median := func(i int) float64 { return medianMS(took[i]) }
 	for i, v := range variants {
 		b.ReportMetric(median(i), "ms/"+v.name)
 		if i > 0 {

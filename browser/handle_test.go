@@ -292,13 +292,9 @@ func BenchmarkFirstActBackgroundTab(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Microseconds()) / 1000
-	}
-	b.ReportMetric(median(first), "first-ms")
-	b.ReportMetric(median(later), "later-ms")
-	b.ReportMetric(median(visible), "visible-first-ms")
+	b.ReportMetric(medianMS(first), "first-ms")
+	b.ReportMetric(medianMS(later), "later-ms")
+	b.ReportMetric(medianMS(visible), "visible-first-ms")
 }
 
 // waitEnd waits for h's end and returns its reason.

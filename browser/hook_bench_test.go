@@ -6,14 +6,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
@@ -49,66 +46,14 @@ func BenchmarkHookCost(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	pages := map[string]*rod.Page{}
-	{ // hook
-		g := &coveringGate{newFakeGate()}
-		br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), "hook"), Gate: g})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer br.Close()
-		tab, err := br.NewTab(ctx, conv, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		g.mu.Lock()
-		g.grants[string(tab)+" "+srv.URL] = true
-		g.grants[string(tab)+" "+slow.URL] = true
-		g.mu.Unlock()
-		if pages["hook"], err = br.Page(ctx, conv, tab); err != nil {
-			b.Fatal(err)
-		}
+	hook, hookPage := hookedPage(b, ctx, "hook", nil, true, srv.URL, slow.URL)
+	pages := map[string]*rod.Page{
+		"hook": hookPage,
+		"off":  bareChromiumPage(b, ctx, "off", nil),
 		// The floor enables exactly what the hook enables.
-		floorPatterns := br.hookPatterns()
-		plain := func(name string, fetch bool) {
-			opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name)}
-			proc, wsURL, err := launchChromium(ctx, &opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { proc.stop(closeGrace) })
-			// The same page setup as the hook's Browser: no emulated device.
-			r := rod.New().Context(ctx).ControlURL(wsURL).NoDefaultDevice()
-			if err := r.Connect(); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = r.Close() })
-			if fetch {
-				go r.EachEvent(func(e *proto.FetchRequestPaused) {
-					go func() { _ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(r) }()
-				})()
-				if err := floorPatterns.Call(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if pages[name], err = r.Page(proto.TargetCreateTarget{URL: "about:blank"}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		plain("off", false)
-		plain("floor", true)
+		"floor": bareChromiumPage(b, ctx, "floor", hook.hookPatterns().Patterns),
 	}
-
-	load := func(mode, u string) time.Duration {
-		p := pages[mode].Context(ctx)
-		start := time.Now()
-		wait := p.WaitNavigation(proto.PageLifecycleEventNameLoad)
-		if err := p.Navigate(u); err != nil {
-			b.Fatal(err)
-		}
-		wait()
-		return time.Since(start)
-	}
+	load := func(mode, u string) time.Duration { return timedLoad(b, ctx, pages[mode], u) }
 	modes := []string{"off", "floor", "hook"}
 	sites := map[string]string{"fast": srv.URL + "/bench.html", "slow": slow.URL + "/slow.html"}
 	url := func(site, mode, run string) string {
@@ -129,11 +74,7 @@ func BenchmarkHookCost(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	ms := func(k string) float64 {
-		s := slices.Clone(took[k])
-		slices.Sort(s)
-		return float64(s[len(s)/2].Microseconds()) / 1000
-	}
+	ms := func(k string) float64 { return medianMS(took[k]) }
 	for _, s := range []string{"fast", "slow"} {
 		for _, m := range modes {
 			b.ReportMetric(ms(s+"-"+m), "ms/"+s+"-"+m)
