@@ -1,12 +1,9 @@
 package main
 
 import (
-	"net/http"
 	"sort"
 	"time"
 )
-
-func jClient(secret string) *http.Client { return &http.Client{Transport: jBearer{secret}} }
 
 func percentile(d []time.Duration, p int) time.Duration {
 	if len(d) == 0 {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -281,3 +282,5 @@ func drain(ch chan time.Time) {
 		}
 	}
 }
+
+func jClient(secret string) *http.Client { return &http.Client{Transport: jBearer{secret}} }

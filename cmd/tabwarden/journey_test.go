@@ -48,7 +48,7 @@ func (b jBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func jDial(t *testing.T, url, secret, name string) *mcp.ClientSession {
+func jDial(t testing.TB, url, secret, name string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: jBearer{secret}}, MaxRetries: -1}

@@ -4,15 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/agent/mcpserver"
 )
 
 // procUsage is a process's CPU time (user+system) and resident memory.
@@ -45,49 +40,14 @@ func procUsage(b *testing.B, pid int) (cpu time.Duration, rssKB int) {
 // the same time with the view closed. (BenchmarkPageFramesRate in browser
 // measures how many frames a second that page gets through the budget.)
 func BenchmarkPageViewConsole(b *testing.B) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		b.Skip("tmux is not installed")
-	}
-	fixturetest.NeedChromium(b)
 	soak := 60 * time.Second
 	if d, err := time.ParseDuration(os.Getenv("TABWARDEN_PAGEVIEW_SOAK")); err == nil {
 		soak = d
 	}
-	site := fixturetest.Start(b)
-	home := b.TempDir()
-	run := filepath.Join(home, "run")
-	_ = os.MkdirAll(run, 0o700)
-	b.Setenv("XDG_RUNTIME_DIR", run)
-	b.Setenv("HOME", home)
-	name := fmt.Sprintf("twpagebench%d", os.Getpid())
-	env := []string{
-		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
-		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color", "COLORTERM=truecolor",
-	}
-	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --audit %s --profile %s; sleep 60",
-		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"))
-	c := &tmuxConsole{t: b, name: name, site: site}
-	c.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmdline)
-	b.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
-	var ep mcpserver.Endpoint
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		var err error
-		if ep, err = mcpserver.ReadEndpoint(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("no endpoint: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	c.cs = jDialB(b, ep.URL, ep.Token)
+	c, _, ep := startPageConsole(b, pageConsole{name: fmt.Sprintf("twpagebench%d", os.Getpid()), cols: 120, rows: 40, agent: "page-bench"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*soak+2*time.Minute)
 	defer cancel()
-	opened := c.call(ctx, "browser_open", map[string]any{"url": site.URL + "/pageview-anim.html"})
-	c.waitFor("the navigation review", 20*time.Second, func(p, _ string) bool { return strings.Contains(p, "Allow origin in this tab") })
-	time.Sleep(500 * time.Millisecond)
-	c.keys("a")
-	pageResult(b, opened)
+	c.openApproved(ctx, c.site.URL+"/pageview-anim.html")
 
 	b.ResetTimer()
 	for range b.N {

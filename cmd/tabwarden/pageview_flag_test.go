@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,9 +12,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi/sixel"
-
-	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/agent/mcpserver"
 )
 
 var sixelPicture = regexp.MustCompile("\x1bP0;1q([^\x1b]*)\x1b\\\\")
@@ -26,57 +22,19 @@ var sixelPicture = regexp.MustCompile("\x1bP0;1q([^\x1b]*)\x1b\\\\")
 // pipe-pane), the picture decodes to the fixture page with its block in
 // rgb(0,160,255), and the pane holds no half-block of it.
 func TestTmuxPageViewFlagForcesSixel(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed; CI installs it (scripts/deps.sh)")
-		}
-		t.Skip("tmux is not installed (make deps installs it)")
-	}
-	fixturetest.NeedChromium(t)
-	site := fixturetest.Start(t)
-	home := t.TempDir()
-	run := filepath.Join(home, "run")
-	_ = os.MkdirAll(run, 0o700)
-	t.Setenv("XDG_RUNTIME_DIR", run)
-	t.Setenv("HOME", home)
-	name := fmt.Sprintf("twsixel%d", os.Getpid())
 	rawPath := filepath.Join(t.TempDir(), "pane.raw") // outside the console's HOME
-	env := []string{
-		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
-		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color", "COLORTERM=truecolor",
-	}
-	cmdline := fmt.Sprintf("env %s %s --headless --page-view sixel --review-delay 300ms --audit %s --profile %s; echo TWEXIT=$?; sleep 60",
-		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"))
-	c := &tmuxConsole{t: t, name: name, site: site}
-	c.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmdline)
-	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
-	c.tmux("pipe-pane", "-t", name, "-o", "cat >> "+rawPath)
-
-	var ep mcpserver.Endpoint
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var err error
-		if ep, err = mcpserver.ReadEndpoint(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the console published no endpoint: %v\n%s", err, c.screen(false))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	c.cs = jDial(t, ep.URL, ep.Token, "sixel-agent")
+	c, home, _ := startPageConsole(t, pageConsole{
+		name: fmt.Sprintf("twsixel%d", os.Getpid()), cols: 120, rows: 40,
+		flags: "--page-view sixel", agent: "sixel-agent", pipe: rawPath,
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	opened := c.call(ctx, "browser_open", map[string]any{"url": site.URL + "/pageview.html"})
-	c.waitText("Allow origin in this tab")
-	time.Sleep(500 * time.Millisecond)
-	c.keys("a")
-	pageResult(t, opened)
+	c.openApproved(ctx, c.site.URL+"/pageview.html")
 
 	c.keys("v")
 	c.waitText("Page view")
 	var payload string
-	deadline = time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, _ := os.ReadFile(rawPath)
 		if m := sixelPicture.FindAllSubmatch(b, -1); len(m) > 0 {

@@ -238,6 +238,76 @@ func pageResult(t testing.TB, ch <-chan *mcp.CallToolResult) map[string]any {
 	}
 }
 
+// pageConsole is how startPageConsole runs the real console in tmux.
+type pageConsole struct {
+	name       string // the tmux server's and session's
+	cols, rows int
+	flags      string // added to the console's command line
+	agent      string // the MCP client's name
+	pipe       string // if set, every byte the console writes to the pane is appended here
+}
+
+// needTmux skips (fails, in CI) without tmux.
+func needTmux(tb testing.TB) {
+	tb.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("tmux is not installed; CI installs it (scripts/deps.sh)")
+		}
+		tb.Skip("tmux is not installed (make deps installs it)")
+	}
+}
+
+// startPageConsole runs the real console, headless, with a HOME of its own
+// in a tmux terminal of its own, serving the fixture site, and connects an
+// MCP client to it. The console's audit log is HOME/audit.jsonl; when it
+// exits the pane says TWEXIT=<code>.
+func startPageConsole(tb testing.TB, o pageConsole) (c *tmuxConsole, home string, ep mcpserver.Endpoint) {
+	tb.Helper()
+	needTmux(tb)
+	fixturetest.NeedChromium(tb)
+	site := fixturetest.Start(tb)
+	home = tb.TempDir()
+	run := filepath.Join(home, "run")
+	_ = os.MkdirAll(run, 0o700)
+	tb.Setenv("XDG_RUNTIME_DIR", run)
+	tb.Setenv("HOME", home)
+	env := []string{
+		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color", "COLORTERM=truecolor",
+	}
+	cmdline := fmt.Sprintf("env %s %s --headless %s --review-delay 300ms --audit %s --profile %s; echo TWEXIT=$?; sleep 60",
+		strings.Join(env, " "), binPath, o.flags, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"))
+	c = &tmuxConsole{t: tb, name: o.name, site: site}
+	c.tmux("new-session", "-d", "-s", o.name, "-x", strconv.Itoa(o.cols), "-y", strconv.Itoa(o.rows), cmdline)
+	tb.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", o.name, "kill-server").Run() })
+	if o.pipe != "" {
+		c.tmux("pipe-pane", "-t", o.name, "-o", "cat >> "+o.pipe)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var err error
+		if ep, err = mcpserver.ReadEndpoint(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the console published no endpoint: %v\n%s", err, c.screen(false))
+		}
+	}
+	c.cs = jDial(tb, ep.URL, ep.Token, o.agent)
+	return c, home, ep
+}
+
+// openApproved opens url over MCP and approves its origin with `a`, as
+// the operator does, and returns browser_open's result.
+func (c *tmuxConsole) openApproved(ctx context.Context, url string) map[string]any {
+	c.t.Helper()
+	opened := c.call(ctx, "browser_open", map[string]any{"url": url})
+	c.waitText("Allow origin in this tab")
+	time.Sleep(500 * time.Millisecond) // the review delay: keys before it are ignored
+	c.keys("a")
+	return pageResult(c.t, opened)
+}
+
 // The page view end to end, as an operator on a headless console uses it
 // in a real terminal (tmux, 120×40): `v` shows the fixture page in
 // half-blocks with its solid block in its colour; an action review marks
@@ -251,52 +321,12 @@ func TestTmuxPageView(t *testing.T) {
 }
 
 func tmuxPageView(t *testing.T, cols, rows int) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed; CI installs it (scripts/deps.sh)")
-		}
-		t.Skip("tmux is not installed (make deps installs it)")
-	}
-	fixturetest.NeedChromium(t)
-	site := fixturetest.Start(t)
-	home := t.TempDir()
-	run := filepath.Join(home, "run")
-	_ = os.MkdirAll(run, 0o700)
-	t.Setenv("XDG_RUNTIME_DIR", run)
-	t.Setenv("HOME", home)
-	name := fmt.Sprintf("twpage%d-%d", os.Getpid(), cols)
-	audit := filepath.Join(home, "audit.jsonl")
-	env := []string{
-		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
-		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color", "COLORTERM=truecolor",
-	}
-	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --audit %s --profile %s; echo TWEXIT=$?; sleep 60",
-		strings.Join(env, " "), binPath, audit, filepath.Join(home, "profile"))
-	c := &tmuxConsole{t: t, name: name, site: site}
-	c.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), cmdline)
-	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
-
-	var ep mcpserver.Endpoint
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var err error
-		if ep, err = mcpserver.ReadEndpoint(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the console published no endpoint: %v\n%s", err, c.screen(false))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	c.cs = jDial(t, ep.URL, ep.Token, "page-agent")
+	c, home, _ := startPageConsole(t, pageConsole{name: fmt.Sprintf("twpage%d-%d", os.Getpid(), cols), cols: cols, rows: rows, agent: "page-agent"})
+	site := c.site
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	opened := c.call(ctx, "browser_open", map[string]any{"url": site.URL + "/pageview.html"})
-	c.waitText("Allow origin in this tab")
-	time.Sleep(500 * time.Millisecond)
-	c.keys("a")
-	r := pageResult(t, opened)
+	r := c.openApproved(ctx, site.URL+"/pageview.html")
 	tab, _ := r["tabId"].(string)
 	if tab == "" {
 		t.Fatalf("browser_open: %+v", r)

@@ -104,7 +104,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 
 	screens, closeSSH := benchSSHScreens(ctx, b, eng, 10)
 	defer closeSSH()
-	cs := jDialB(b, agents.server.URL(), agents.server.DefaultToken().Secret)
+	cs := jDial(b, agents.server.URL(), agents.server.DefaultToken().Secret, "ssh-bench")
 	shown := make(chan time.Time, 64)
 	defer eng.Listen(func(ev consent.Event) {
 		if ev.Kind == consent.EventReviewShown {
@@ -343,15 +343,4 @@ func benchSSHScreens(ctx context.Context, b *testing.B, eng *consent.Engine, n i
 		screens = append(screens, sc)
 	}
 	return screens, stop
-}
-
-func jDialB(b *testing.B, url, secret string) *mcp.ClientSession {
-	client := mcp.NewClient(&mcp.Implementation{Name: "ssh-bench", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: jClient(secret)},
-		&mcp.ClientSessionOptions{ProtocolVersion: sessionlessProtocol})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cs.Close() })
-	return cs
 }
