@@ -33,6 +33,16 @@ func refNamed(t testing.TB, obs *dom.Observation, name string) string {
 	return ""
 }
 
+// handleOf is the handle of conv's tab.
+func (e *env) handleOf(t *testing.T, tab consent.TabID) *Handle {
+	t.Helper()
+	h, err := e.b.Handle(testCtx(t), conv, tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // A handle ends with its tab: after the tab closes every verb is
 // tab_closed, and a take-over of its conversation expires its
 // observations (the person may have done anything).
@@ -42,10 +52,7 @@ func TestHandleEndsWithItsTab(t *testing.T) {
 	ctx := testCtx(t)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/dom/basic.html")
-	h, err := e.b.Handle(ctx, conv, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.handleOf(t, tab)
 	if again, err := e.b.Handle(ctx, conv, tab); err != nil || again != h {
 		t.Fatalf("a second Handle = %p, %v; want the same handle %p", again, err, h)
 	}
@@ -325,10 +332,7 @@ func TestHandleSaysHowItsTabEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitURL(t, tab, a.URL+"/e2e/close.html")
-	h, err := e.b.Handle(ctx, conv, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.handleOf(t, tab)
 	slot := NewSlot[string]()
 	v := slot.Get(h, func() *string { s := "mine"; return &s })
 	if again := slot.Get(h, func() *string { t.Fatal("made twice"); return nil }); again != v {
@@ -379,13 +383,9 @@ func TestHandleSaysHowItsTabEnded(t *testing.T) {
 func TestHandleEndsWithChromium(t *testing.T) {
 	a := fixturetest.Start(t)
 	e := launch(t, nil)
-	ctx := testCtx(t)
 	tab := e.newTab(t)
 	e.open(t, tab, a.URL, a.URL+"/dom/basic.html")
-	h, err := e.b.Handle(ctx, conv, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.handleOf(t, tab)
 	pid := e.b.PID()
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -39,11 +39,11 @@ var pageKeys = map[string]struct {
 	" ":          {"Space", 32, " "},
 }
 
-// takenOver returns tab's session when its conversation is taken over;
-// paused is false (and nothing is sent) otherwise.
-func (b *Browser) takenOver(ctx context.Context, id consent.TabID) (proto.TargetSessionID, error) {
+// takenOver is a client of tab's session, under ctx, when its
+// conversation is taken over; an error (and nothing sent) otherwise.
+func (b *Browser) takenOver(ctx context.Context, id consent.TabID) (client, error) {
 	if err := b.alive(); err != nil {
-		return "", err
+		return client{}, err
 	}
 	b.reg.mu.Lock()
 	t := b.reg.byID[id]
@@ -53,12 +53,16 @@ func (b *Browser) takenOver(ctx context.Context, id consent.TabID) (proto.Target
 	}
 	b.reg.mu.Unlock()
 	if t == nil || t.closed {
-		return "", errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", id)
+		return client{}, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s is closed", id)
 	}
 	if conv == "" || !b.gate.Paused(conv) {
-		return "", errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "the page view sends input only during a take-over of the tab's conversation")
+		return client{}, errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "the page view sends input only during a take-over of the tab's conversation")
 	}
-	return b.session(ctx, t)
+	sid, err := b.session(ctx, t)
+	if err != nil {
+		return client{}, err
+	}
+	return client{b: b, sid: sid, ctx: ctx}, nil
 }
 
 // PageKey types into tab: key is a DOM key name (Enter, Tab, Backspace,
@@ -67,11 +71,10 @@ func (b *Browser) takenOver(ctx context.Context, id consent.TabID) (proto.Target
 func (b *Browser) PageKey(ctx context.Context, id consent.TabID, key, text string) error {
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	sid, err := b.takenOver(cctx, id)
+	c, err := b.takenOver(cctx, id)
 	if err != nil {
 		return err
 	}
-	c := client{b: b, sid: sid, ctx: cctx}
 	down := proto.InputDispatchKeyEvent{Type: proto.InputDispatchKeyEventTypeKeyDown, Key: key, Text: text}
 	if k, ok := pageKeys[key]; ok {
 		down.Code, down.WindowsVirtualKeyCode, down.Text = k.code, k.vk, k.text
@@ -112,11 +115,10 @@ func upperASCII(r rune) rune {
 func (b *Browser) PageClick(ctx context.Context, id consent.TabID, x, y float64) error {
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	sid, err := b.takenOver(cctx, id)
+	c, err := b.takenOver(cctx, id)
 	if err != nil {
 		return err
 	}
-	c := client{b: b, sid: sid, ctx: cctx}
 	for _, ev := range []proto.InputDispatchMouseEvent{
 		{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y},
 		{Type: proto.InputDispatchMouseEventTypeMousePressed, X: x, Y: y, Button: proto.InputMouseButtonLeft, Buttons: gson1(), ClickCount: 1},

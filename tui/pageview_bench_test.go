@@ -39,14 +39,7 @@ func benchFrame(b *testing.B) []byte {
 // ns/op is the CPU per frame.
 func BenchmarkPageViewFrame(b *testing.B) {
 	data := benchFrame(b)
-	page := newFakePage()
-	f := newFake(baseState())
-	m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page})
-	defer m.Close()
-	m = step(m, tea.WindowSizeMsg{Width: 120, Height: 40})
-	m.page.on = true
-	ps := &pageStream{tab: "t1", frames: make(chan pageFrame, 1)}
-	m.page.stream = ps
+	m, ps := benchPageModel(b, PageHalfBlock)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -71,14 +64,7 @@ func BenchmarkPageViewFrameImage(b *testing.B) {
 	for _, proto := range []PageProtocol{PageKitty, PageSixel, PageITerm2} {
 		b.Run(string(proto), func(b *testing.B) {
 			data := benchFrame(b)
-			page := newFakePage()
-			f := newFake(baseState())
-			m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page, PageProtocol: proto})
-			defer m.Close()
-			m = step(m, tea.WindowSizeMsg{Width: 120, Height: 40})
-			m.page.on = true
-			ps := &pageStream{tab: "t1", frames: make(chan pageFrame, 1)}
-			m.page.stream = ps
+			m, ps := benchPageModel(b, proto)
 			sent := 0
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -104,4 +90,17 @@ func BenchmarkPageViewFrameImage(b *testing.B) {
 			b.ReportMetric(float64(sent)/float64(b.N), "bytes/frame")
 		})
 	}
+}
+
+// benchPageModel is a 120×40 screen drawing proto with the page view open
+// on a stream the benchmark feeds itself.
+func benchPageModel(b *testing.B, proto PageProtocol) (Model, *pageStream) {
+	b.Helper()
+	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Page: newFakePage(), PageProtocol: proto})
+	b.Cleanup(m.Close)
+	m = step(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.page.on = true
+	ps := &pageStream{tab: "t1", frames: make(chan pageFrame, 1)}
+	m.page.stream = ps
+	return m, ps
 }
