@@ -1,7 +1,8 @@
 package browser
 
 import (
-	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/policy"
 )
 
 // focused waits for the engine to put a review for origin on screen.
@@ -50,16 +52,25 @@ func awaitReview(t *testing.T, eng *consent.Engine, where string, among func(con
 	}
 }
 
-// The hook against the real consent engine: the operator's decision, not
-// a test double, is what lets a request out.
-func TestHookWithConsentEngine(t *testing.T) {
+// engineTab is a Browser on the real consent engine, under a managed
+// policy that allows only origins (none given: no policy), and a task tab
+// of conv.
+func engineTab(t *testing.T, origins ...string) (*consent.Engine, *Browser, consent.TabID) {
+	t.Helper()
 	needChromium(t)
-	a, b := fixturetest.Start(t), fixturetest.Start(t)
+	var pol *policy.Policy
+	if len(origins) > 0 {
+		list, _ := json.Marshal(origins)
+		var err error
+		if pol, err = policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":%s}}`, list)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	eng := consent.New(consent.Config{ReviewDelay: time.Nanosecond})
+	t.Cleanup(eng.Close)
 	eng.AddConversation(conv, "agent")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "p"), Gate: eng})
+	ctx := testCtx(t)
+	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "p"), Gate: eng, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +79,29 @@ func TestHookWithConsentEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return eng, br, tab
+}
+
+// navigateApproved is the agent's navigation of tab to u, approved in
+// origin's review as the operator would.
+func navigateApproved(t *testing.T, eng *consent.Engine, br *Browser, tab consent.TabID, u, origin string) {
+	t.Helper()
+	ctx, done := testCtx(t), make(chan error, 1)
+	go func() { done <- br.Navigate(ctx, conv, tab, u) }()
+	if err := eng.Decide(queued(t, eng, origin).ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The hook against the real consent engine: the operator's decision, not
+// a test double, is what lets a request out.
+func TestHookWithConsentEngine(t *testing.T) {
+	a, b := fixturetest.Start(t), fixturetest.Start(t)
+	eng, br, tab := engineTab(t)
+	ctx := testCtx(t)
 	eng.Select(conv, tab)
 
 	done := make(chan error, 1)

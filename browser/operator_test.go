@@ -1,15 +1,11 @@
 package browser
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
-	"github.com/tabwarden/tabwarden/policy"
 )
 
 // The operator verbs are the person's hands during a take-over only: before
@@ -17,33 +13,10 @@ import (
 // and the address-bar load reach the site without a review, and policy
 // still blocks an origin outside it.
 func TestOperatorVerbsOnlyDuringTakeOver(t *testing.T) {
-	needChromium(t)
 	a, c := fixturetest.Start(t), fixturetest.Start(t)
-	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q]}}`, a.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := consent.New(consent.Config{ReviewDelay: time.Nanosecond})
-	t.Cleanup(eng.Close)
-	eng.AddConversation(conv, "agent")
+	eng, br, tab := engineTab(t, a.URL)
 	ctx := testCtx(t)
-	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "p"), Gate: eng, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
-	tab, err := br.NewTab(ctx, conv, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- br.Navigate(ctx, conv, tab, a.URL+"/signin.html") }()
-	if err := eng.Decide(queued(t, eng, a.URL).ID, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	navigateApproved(t, eng, br, tab, a.URL+"/signin.html", a.URL)
 	fields := []FormField{{Name: "username", Text: "ada"}, {Name: "password", Text: "pw"}}
 
 	wantCode(t, br.OperatorSubmitForm(ctx, conv, tab, fields), errcode.InvalidAction)
@@ -75,7 +48,7 @@ func TestOperatorVerbsOnlyDuringTakeOver(t *testing.T) {
 	if q := eng.Snapshot().Queue; len(q) != 0 {
 		t.Fatalf("the operator's requests were put up for review: %+v", q)
 	}
-	err = br.OperatorOpen(ctx, conv, tab, c.URL+"/session")
+	err := br.OperatorOpen(ctx, conv, tab, c.URL+"/session")
 	if n := c.Total(); n != 0 {
 		t.Fatalf("a policy-blocked origin was reached by the operator verb (err %v): %+v", err, c.Requests())
 	}

@@ -2,17 +2,13 @@ package browser
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
-	"github.com/tabwarden/tabwarden/policy"
 )
 
 // operatorNavigate drives the tab as the person would (the address bar):
@@ -29,33 +25,11 @@ func operatorNavigate(t *testing.T, b *Browser, tab consent.TabID, u string) {
 // without reviews or grants (policy still applies), and after resume the
 // agent's next navigation asks again.
 func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
-	needChromium(t)
 	a, b, c := fixturetest.Start(t), fixturetest.Start(t), fixturetest.Start(t)
-	pol, err := policy.Parse("org.json", fmt.Appendf(nil, `{"execution":{"browserOrigins":[%q,%q]}}`, a.URL, b.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := consent.New(consent.Config{ReviewDelay: time.Nanosecond})
-	t.Cleanup(eng.Close)
-	eng.AddConversation(conv, "agent")
+	eng, br, tab := engineTab(t, a.URL, b.URL)
 	ctx := testCtx(t)
-	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "p"), Gate: eng, Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
-	tab, err := br.NewTab(ctx, conv, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	navigateApproved(t, eng, br, tab, a.URL+"/session", a.URL)
 	done := make(chan error, 1)
-	go func() { done <- br.Navigate(ctx, conv, tab, a.URL+"/session") }()
-	if err := eng.Decide(queued(t, eng, a.URL).ID, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 
 	// An agent navigation waits for its review when the operator takes over.
 	go func() { done <- br.Navigate(ctx, conv, tab, b.URL+"/session") }()
@@ -68,7 +42,7 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 		t.Fatalf("the held navigation reached the site after take-over: %+v", b.Requests())
 	}
 
-	_, err = br.NewTab(ctx, conv, false)
+	_, err := br.NewTab(ctx, conv, false)
 	wantCode(t, err, errcode.Paused)
 	wantCode(t, br.Navigate(ctx, conv, tab, a.URL+"/"), errcode.Paused)
 	wantCode(t, br.History(ctx, conv, tab, "reload"), errcode.Paused)
