@@ -406,6 +406,17 @@ func (l *siteListing) id(t *testing.T, name string) string {
 	return ""
 }
 
+// bulkRejected counts the hostile page's bulk tools refused over the quota.
+func (l *siteListing) bulkRejected() int {
+	n := 0
+	for _, rj := range l.RejectedTools {
+		if rj.Name != nil && strings.HasPrefix(*rj.Name, "bulk_") && rj.Code == string(errcode.InvalidSiteTool) {
+			n++
+		}
+	}
+	return n
+}
+
 func (l *siteListing) names() []string {
 	var out []string
 	for _, tl := range l.Tools {
