@@ -2,7 +2,7 @@ package agent
 
 import "encoding/json"
 
-// Tool argument shapes of DESIGN §5. The MCP input schemas are inferred from
+// Tool argument shapes of design.md §5. The MCP input schemas are inferred from
 // these structs (jsonschema tags carry the descriptions the model reads), so
 // the dispatch and the wire schema cannot drift apart.
 

@@ -17,7 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Batch limits (DESIGN §5).
+// Batch limits (design.md §5).
 const (
 	MaxBatchSteps = 20
 	keptJobs      = 50

@@ -39,7 +39,7 @@ type Browser interface {
 	Available() error
 }
 
-// Dispatcher maps each DESIGN §5 tool onto the consent engine and the
+// Dispatcher maps each design.md §5 tool onto the consent engine and the
 // browser. It is the one implementation of Surface; the MCP server, the
 // demo agent and tests all go through it.
 type Dispatcher struct {
@@ -85,7 +85,7 @@ func (d *Dispatcher) Close() {
 var _ Surface = (*Dispatcher)(nil)
 
 // Call runs one tool for conv. It never panics on bad input: every failure
-// is an envelope with its DESIGN code, and one audit record is written per call.
+// is an envelope with its design.md §5 code, and one audit record is written per call.
 func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool string, args json.RawMessage) Result {
 	start := d.now()
 	ctx, end := d.calls.begin(ctx)
@@ -110,7 +110,7 @@ func (d *Dispatcher) Call(ctx context.Context, conv consent.ConversationID, tool
 var ErrShuttingDown = errors.New("the console is shutting down")
 
 // ShutdownGrace is how long a console shutdown waits for in-flight calls to
-// end with their results (DESIGN §5: every call gets a result).
+// end with their results (design.md §5: every call gets a result).
 const ShutdownGrace = 3 * time.Second
 
 // Shutdown withdraws every call in flight and refuses new ones: each ends
@@ -347,7 +347,7 @@ func liveTabs(st consent.State, conv consent.ConversationID) (tabs []consent.Tab
 const MaxURLBytes = 8 << 10
 
 // checkURL accepts only absolute http(s) URLs with a host, no credentials,
-// a port (when given) in 1–65535 and at most MaxURLBytes bytes (DESIGN §5
+// a port (when given) in 1–65535 and at most MaxURLBytes bytes (design.md §5
 // invalid_url). It runs before any review and before any tab exists.
 func checkURL(raw string) (*url.URL, error) {
 	if len(raw) > MaxURLBytes {

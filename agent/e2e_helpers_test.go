@@ -443,12 +443,12 @@ func wantOK(t *testing.T, r agent.Result) map[string]any {
 	return roundTrip(t, r)
 }
 
-// envelopeKeys are exactly the fields of a DESIGN §5 failure.
+// envelopeKeys are exactly the fields of a design.md §5 failure.
 var envelopeKeys = []string{"ok", "code", "error", "dispatched", "mayHaveChangedState", "retrySafe", "next", "trust"}
 
 var nexts = map[string]bool{"observe": true, "observe_before_retry": true, "review": true, "user_resume": true, "list_tabs": true}
 
-// wantFail checks the whole failure envelope (DESIGN §5), not just the code:
+// wantFail checks the whole failure envelope (design.md §5), not just the code:
 // every failure says whether it was dispatched, never invites a retry, names
 // a next step and carries the trust label.
 func wantFail(t *testing.T, r agent.Result, code errcode.Code, dispatched bool) map[string]any {
@@ -489,7 +489,7 @@ func wantFail(t *testing.T, r agent.Result, code errcode.Code, dispatched bool) 
 		t.Errorf("retrySafe = %v", obj["retrySafe"])
 	}
 	if n, _ := obj["next"].(string); !nexts[n] {
-		t.Errorf("next = %q is not one of DESIGN §5's", obj["next"])
+		t.Errorf("next = %q is not one of design.md §5's", obj["next"])
 	}
 	if obj["trust"] != agent.TrustUntrusted {
 		t.Errorf("trust = %v", obj["trust"])

@@ -45,7 +45,7 @@ func ok(fields map[string]any) Result {
 	return Result{Object: obj}
 }
 
-// fail builds the DESIGN §5 failure envelope from any error. Errors without
+// fail builds the design.md §5 failure envelope from any error. Errors without
 // a code are internal failures: browser_operation_failed, and — since we
 // cannot know better — reported as not dispatched only when the error says so.
 func fail(err error) Result {

@@ -14,7 +14,7 @@ import (
 )
 
 // goneBrowser is a browser whose every tab has just closed: each call fails
-// with a DESIGN code at once, so a fuzzed call never waits on Chromium or
+// with a design.md §5 code at once, so a fuzzed call never waits on Chromium or
 // on an operator and every failure the dispatch returns is its own verdict
 // on the arguments, or the browser's coded answer.
 type goneBrowser struct{}
@@ -48,7 +48,7 @@ func (goneBrowser) Available() error { return nil }
 var codeShape = regexp.MustCompile(`^[a-z][a-z_]*[a-z]$`)
 
 // FuzzDispatchArguments sends arbitrary argument bytes to every tool. Bad
-// input must come back as a DESIGN envelope with a code of its own, never a
+// input must come back as a design.md §5 envelope with a code of its own, never a
 // panic and never browser_operation_failed (the code an uncoded Go error
 // falls back to: a decoding error that escaped its code would show as it).
 func FuzzDispatchArguments(f *testing.F) {

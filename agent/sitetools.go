@@ -99,7 +99,7 @@ func uncertain(err error) error {
 }
 
 // withheld is every failed disclosure: denied, cancelled or timed out, the
-// callback ran and its result stays with the console (DESIGN §4).
+// callback ran and its result stays with the console (design.md §4).
 func withheld(err error) error {
 	why := "the operator did not share the result"
 	if errcode.Of(err) == errcode.DisclosureTimeout || errcode.Of(err) == errcode.Timeout {

@@ -25,7 +25,7 @@ import (
 )
 
 // TestSiteTools is issue 4's acceptance through the agent dispatch: the
-// DESIGN §10 site-tool steps, the denied disclosure of a secret, the
+// design.md §10 site-tool steps, the denied disclosure of a secret, the
 // hostile page, invalid input and stale handles, each with native WebMCP
 // and with the polyfill.
 func TestSiteTools(t *testing.T) {
@@ -136,7 +136,7 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	if strings.Contains(allow.ToolCall.InputSummary, "TITLE-VALUE") || !strings.Contains(allow.ToolCall.InputSummary, "title") {
 		t.Errorf("input summary %q: want the redacted shape, never the value", allow.ToolCall.InputSummary)
 	}
-	// The operator sees the values being sent (DESIGN §4); only the screen does.
+	// The operator sees the values being sent (design.md §4); only the screen does.
 	if !strings.Contains(allow.ToolCall.InputValues, `"title": "Quarterly TITLE-VALUE"`) {
 		t.Errorf("input values %q: the review must show what is sent", allow.ToolCall.InputValues)
 	}
@@ -175,7 +175,7 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead, consent.KindToolCall, consent.KindDisclosure}) {
 		t.Errorf("reviews shown %v", kinds)
 	}
-	// DESIGN §9: the audit keeps the input's shape, never its values, and
+	// design.md §9: the audit keeps the input's shape, never its values, and
 	// never a site-tool result (the shared result echoes the title).
 	raw, err := os.ReadFile(w.auditPath)
 	if err != nil {

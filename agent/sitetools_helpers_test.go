@@ -26,7 +26,7 @@ import (
 	"github.com/tabwarden/tabwarden/webmcp"
 )
 
-// The site-tool end-to-end tests run the DESIGN §10 site-tool steps through
+// The site-tool end-to-end tests run the design.md §10 site-tool steps through
 // agent.Dispatcher against a real Chromium, once with native WebMCP and once
 // with the polyfill (Chromium launched without the feature). Each mode has
 // one Chromium and one consent engine for the whole test binary run of
@@ -345,7 +345,7 @@ func siteOK(t *testing.T, res agent.Result, v any) {
 	}
 }
 
-// siteEnvelope is the DESIGN §5 failure envelope.
+// siteEnvelope is the design.md §5 failure envelope.
 type siteEnvelope struct {
 	OK                  bool   `json:"ok"`
 	Code                string `json:"code"`

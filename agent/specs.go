@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// ToolSpec describes one tool of DESIGN §5 as every transport publishes it.
+// ToolSpec describes one tool of design.md §5 as every transport publishes it.
 // The input schema is inferred from Args (the zero value of the argument
 // struct in args.go), so the schema the model reads and the struct the
 // dispatch decodes are the same type.
@@ -17,7 +17,7 @@ type ToolSpec struct {
 	Title       string
 	Description string
 	// ReadOnly becomes the MCP readOnlyHint. It is advisory for the agent's
-	// host; the console gates these tools like any other (DESIGN §4).
+	// host; the console gates these tools like any other (design.md §4).
 	ReadOnly bool
 	Args     any
 }
@@ -31,7 +31,7 @@ const (
 	descTabID     = " tabId may be left out when the conversation owns exactly one tab."
 )
 
-// Specs lists the tools of DESIGN §5 that the console serves today, in the
+// Specs lists the tools of design.md §5 that the console serves today, in the
 // order agents see them.
 var Specs = []ToolSpec{
 	{
@@ -142,11 +142,11 @@ var Specs = []ToolSpec{
 	},
 }
 
-// Keys accepted by act {type:"key"} (DESIGN §5).
+// Keys accepted by act {type:"key"} (design.md §5).
 var schemaActKeys = []any{"Enter", "Tab", "Escape", "ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Backspace", "Space", "PageUp", "PageDown", "Home", "End"}
 
 // InputSchema infers the tool's JSON Schema from Args and adds the value
-// sets and bounds of DESIGN §5 that a Go type cannot express. It returns a
+// sets and bounds of design.md §5 that a Go type cannot express. It returns a
 // fresh schema on each call.
 func (s ToolSpec) InputSchema() (*jsonschema.Schema, error) {
 	schema, err := jsonschema.ForType(reflect.TypeOf(s.Args), &jsonschema.ForOptions{

@@ -15,7 +15,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// DefaultMaxUploadBytes is --max-upload-bytes' default (DESIGN §5).
+// DefaultMaxUploadBytes is --max-upload-bytes' default (design.md §5).
 const DefaultMaxUploadBytes = 10 << 20
 
 // maxFilenameBytes is the longest name most filesystems accept for one path element.

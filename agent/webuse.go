@@ -51,7 +51,7 @@ import (
 //   - Every command runs through the same tools, and so the same gates, as
 //     the default profile.
 
-// Web-use failure codes beyond DESIGN §5's list: they only exist on this
+// Web-use failure codes beyond design.md §5's list: they only exist on this
 // profile's surface.
 const (
 	CodePageContextStale    errcode.Code = "page_context_stale"
@@ -76,7 +76,7 @@ const (
 // this one list.
 var webUseCommands = []string{"list_pages", "open", "observe", "act", "verify", "navigate", "handoff", "close"}
 
-// webUseNext is the web_use command a DESIGN §5 next (or any other next a
+// webUseNext is the web_use command a design.md §5 next (or any other next a
 // shared tool sets) stands for on this profile: the default profile's
 // list_tabs is list_pages, observe_before_retry is observe, and waiting
 // for the person (review, user_resume) is list_pages, which shows the

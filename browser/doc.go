@@ -58,7 +58,7 @@
 //     closed so its later use is tab_closed, never a silent replacement.
 //   - Close ends every goroutine the Browser started before it returns.
 //
-// Decisions where DESIGN is silent:
+// Decisions where design.md is silent:
 //   - tab_limit (default 12) counts the live tabs of one conversation, popups
 //     included; a popup beyond it is closed and noted in the activity log.
 //   - A refused task-tab navigation (denied, timed out, policy) is answered

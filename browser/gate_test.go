@@ -13,7 +13,7 @@ import (
 // fakeGate is a consent engine double whose reviews the test answers: each
 // Ask that no grant covers is handed to the test on asks, and the request
 // stays held in Chromium until the test replies. Grants are exact
-// origin × tab, as DESIGN §4's navigation gate.
+// origin × tab, as design.md §4's navigation gate.
 type fakeGate struct {
 	asks chan *pendingAsk
 

@@ -197,7 +197,7 @@ func (h *Handle) live() error {
 	return nil
 }
 
-// Observe reads the page (DESIGN §6).
+// Observe reads the page (design.md §6).
 func (h *Handle) Observe(ctx context.Context, req dom.ObserveRequest) (*dom.Observation, error) {
 	if err := h.live(); err != nil {
 		return nil, err
@@ -381,7 +381,7 @@ func (b *Browser) conversationHandles(conv consent.ConversationID) []*Handle {
 
 // onHandleEvent applies the engine's take-over, resume and cancel to conv's
 // handles: their observations expire (the person may have done anything),
-// and take-over and cancel stop their running site-tool calls (DESIGN §7).
+// and take-over and cancel stop their running site-tool calls (design.md §7).
 // It runs on the engine's delivery path and does not block.
 func (b *Browser) onHandleEvent(e consent.Event) {
 	switch e.Kind {

@@ -12,7 +12,7 @@ import (
 )
 
 // holdServer parks the navigation requests that wait for the operator
-// outside Chromium (DESIGN §8: if the CDP connection is lost, held
+// outside Chromium (design.md §8: if the CDP connection is lost, held
 // requests must not continue).
 //
 // A request paused in the Fetch domain is continued by Chromium itself the

@@ -30,7 +30,7 @@ const EnvChromium = "TABWARDEN_CHROMIUM"
 // Options.Chromium nor $TABWARDEN_CHROMIUM names a binary.
 var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
-// baseFlags are DESIGN §3's launch flags. WebMCP gives native site tools;
+// baseFlags are design.md §3's launch flags. WebMCP gives native site tools;
 // the rest keep Chromium from talking to anything the operator did not ask
 // for (background fetches, component updates, sync) and from showing a
 // first-run dialog the operator must click away.
@@ -38,7 +38,7 @@ var baseFlags = []string{
 	"--enable-features=WebMCP",
 	// Without the back/forward cache a history navigation always issues
 	// a main-frame request, which the hook judges; a page restored from
-	// the cache would come back without consent (DESIGN §4: grants die
+	// the cache would come back without consent (design.md §4: grants die
 	// with take-over, and going back must ask again).
 	"--disable-features=BackForwardCache",
 	"--no-first-run",

@@ -30,7 +30,7 @@ type marker struct {
 // pointHalf is half the side of a coordinate click's mark.
 const pointHalf = 6
 
-// MarkTarget draws m in its tab with a CDP Overlay highlight (DESIGN §4):
+// MarkTarget draws m in its tab with a CDP Overlay highlight (design.md §4):
 // the headed window and the page view's frames show it, the page's DOM
 // does not change and its scripts cannot see it. It replaces the mark
 // before; a zero Mark (no tab) clears it. The highlight lives on a CDP

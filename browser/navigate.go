@@ -117,7 +117,7 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 // go to the site since sent was read: a navigation that fails after that
 // (Chromium killed, the op cancelled, the connection reset) may have
 // changed state on the site, and the agent must not read it as
-// "nothing happened" (DESIGN §5 uncertain outcomes).
+// "nothing happened" (design.md §5 uncertain outcomes).
 func (b *Browser) reached(t *tab, sent uint64, err error) error {
 	b.reg.mu.Lock()
 	moved := t.sent != sent

@@ -9,7 +9,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// The operator's input from the page view (DESIGN §13): typed keys and
+// The operator's input from the page view (design.md §13): typed keys and
 // clicks on a tab of a conversation the operator has taken over, sent
 // with CDP Input. Outside a take-over they are refused here as well as in
 // the TUI, so no key or click reaches a page the agent drives. What the

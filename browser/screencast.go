@@ -13,7 +13,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// The page view's frames (DESIGN §13). They are the operator's eyes: held
+// The page view's frames (design.md §13). They are the operator's eyes: held
 // in memory only for as long as the caller's deliver keeps them, never
 // written to a file, the audit log or a log line, and never handed to the
 // agent side (agent.Browser has no such method).

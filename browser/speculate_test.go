@@ -19,7 +19,7 @@ import (
 	"github.com/tabwarden/tabwarden/policy"
 )
 
-// Speculative loads (DESIGN §8: everything Chromium fetches on a page's
+// Speculative loads (design.md §8: everything Chromium fetches on a page's
 // behalf is a request like any other). Each case first shows, in a bare
 // Chromium with only the mandated flags, that the page makes Chromium
 // fetch b's document; then the same page in a task tab, with and without

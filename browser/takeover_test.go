@@ -20,7 +20,7 @@ func operatorNavigate(t *testing.T, b *Browser, tab consent.TabID, u string) {
 	}
 }
 
-// DESIGN §4 take-over against the real consent engine: the held agent
+// design.md §4 take-over against the real consent engine: the held agent
 // navigation fails, every agent op is paused, the operator navigates
 // without reviews or grants (policy still applies), and after resume the
 // agent's next navigation asks again.

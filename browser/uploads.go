@@ -24,7 +24,7 @@ type blockPattern struct {
 }
 
 // blockWebSockets: Fetch never sees a WebSocket handshake, so with uploads
-// blocked the Network domain of every target refuses them (DESIGN §8).
+// blocked the Network domain of every target refuses them (design.md §8).
 var blockWebSockets = setBlockedURLs{
 	URLPatterns: []blockPattern{{"ws://*:*/*", true}, {"wss://*:*/*", true}},
 	URLs:        []string{"ws://*", "wss://*"},

@@ -1,4 +1,4 @@
-// Package consent is the gate engine of DESIGN §4: it decides whether an
+// Package consent is the gate engine of design.md §4: it decides whether an
 // agent's step may run, asks the operator when no grant covers it, and
 // remembers the grants the operator gives. It knows nothing about terminals
 // or browsers; the TUI renders its State and calls Decide, the browser layer

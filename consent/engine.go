@@ -12,7 +12,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Defaults from DESIGN §3 and §4 (ref values).
+// Defaults from design.md §3 and §4 (ref values).
 const (
 	DefaultReviewDelay   = 500 * time.Millisecond
 	MinReviewDelay       = 250 * time.Millisecond
@@ -58,7 +58,7 @@ type Config struct {
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
-// Engine is the gate engine (DESIGN §4). Safe for concurrent use.
+// Engine is the gate engine (design.md §4). Safe for concurrent use.
 //
 // All engine state sits behind one mutex. Audit writes and event queueing
 // happen under it, so records and events come out in the order the state

@@ -182,7 +182,7 @@ func (g *grants) tabOrigins(tab TabID) []string {
 	return out
 }
 
-// panelText is the fixed wording of each panel (DESIGN §4 key labels).
+// panelText is the fixed wording of each panel (design.md §4 key labels).
 func panelText(kind ReviewKind, req Request) (title, approve, consequence string) {
 	switch kind {
 	case KindNavigation:

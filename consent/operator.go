@@ -7,7 +7,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
-// Operator is who made a decision, take-over or resume (DESIGN §4, §11):
+// Operator is who made a decision, take-over or resume (design.md §4, §11):
 // the console's own terminal (LocalOperator) or an operator on an SSH
 // screen, named by the comment of their verified key in the authorized
 // keys file and identified by that key's fingerprint.

@@ -175,7 +175,7 @@ func (e *Engine) Ask(ctx context.Context, req Request) error {
 		case <-r.done:
 			waiting = false
 		case <-ctx.Done():
-			// The caller is gone (DESIGN §4): the review is withdrawn, with
+			// The caller is gone (design.md §4): the review is withdrawn, with
 			// the reason the caller's context was ended for.
 			why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
 			e.mu.Lock()

@@ -2,7 +2,7 @@ package consent
 
 import "time"
 
-// Gate is one of the four independent gates of DESIGN §4.
+// Gate is one of the four independent gates of design.md §4.
 type Gate string
 
 const (
@@ -22,7 +22,7 @@ const (
 	ProfileTrusted Profile = "trusted"
 )
 
-// ConversationID is the unit of ownership (DESIGN §3). It comes from the
+// ConversationID is the unit of ownership (design.md §3). It comes from the
 // transport, never from tool arguments.
 type ConversationID string
 
@@ -44,7 +44,7 @@ const (
 	KindSession    ReviewKind = "session"    // profile trusted: "Allow for this session"
 )
 
-// ActionType is the kind of a page action (DESIGN §5 act).
+// ActionType is the kind of a page action (design.md §5 act).
 type ActionType string
 
 const (
@@ -70,7 +70,7 @@ type Action struct {
 	// Box is the target element's border box (x, y, width, height in CSS
 	// pixels of the tab's viewport) when the action was prepared; nil when
 	// not known. It marks the target for the operator's eyes while the
-	// review is on screen (DESIGN §4, §13) and is never audited.
+	// review is on screen (design.md §4, §13) and is never audited.
 	Box    *[4]float64
 	Text   string // fill
 	Value  string // select by value

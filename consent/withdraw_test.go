@@ -12,7 +12,7 @@ import (
 )
 
 // A review whose caller is gone is withdrawn at once, and the audit says
-// why (DESIGN §4): the cause the transport gave the caller's context.
+// why (design.md §4): the cause the transport gave the caller's context.
 func TestGoneCallerWithdrawsWithReason(t *testing.T) {
 	gone := errors.New("the caller is gone: the HTTP connection that carried the call closed")
 	for _, viaOp := range []bool{false, true} {

@@ -1,5 +1,5 @@
 // Package policy loads, validates, merges and applies managed policy
-// (DESIGN §8): which websites the supervised browser may reach, whether it may
+// (design.md §8): which websites the supervised browser may reach, whether it may
 // send anything upstream, and how permissive the operator's consent profile
 // may be.
 //
@@ -41,6 +41,6 @@
 // browserOrigins is set (fail closed).
 //
 // The package is pure Go: it imports no browser, terminal or other tabwarden
-// package, so its decision codes are plain strings equal to the DESIGN §5
+// package, so its decision codes are plain strings equal to the design.md §5
 // codes website_blocked and upload_blocked.
 package policy

@@ -20,7 +20,7 @@ const MaxOrigins = 100
 // MsgTooManyOrigins is the operator-facing text for a list over MaxOrigins.
 const MsgTooManyOrigins = "A policy can list at most 100 browser origins."
 
-// Consent profiles, from strictest to most permissive (DESIGN §4).
+// Consent profiles, from strictest to most permissive (design.md §4).
 const (
 	ProfileStrict  = "strict"
 	ProfileThread  = "thread"

@@ -86,7 +86,7 @@ func TestCheckFilesInvalid(t *testing.T) {
 	}
 }
 
-// The exact line DESIGN §8 asks for, with the file and the entry named.
+// The exact line design.md §8 asks for, with the file and the entry named.
 func TestInvalidOriginMessageIsExact(t *testing.T) {
 	_, err := Parse("policy.json", []byte(`{"execution":{"browserOrigins":["https://a.example","https://b.example","https://a.example/x"]}}`))
 	want := `policy.json: browserOrigins[2] "https://a.example/x": Use an HTTP or HTTPS site without a path, credentials, or query.`

@@ -12,7 +12,7 @@ import (
 )
 
 // MsgInvalidOrigin is the operator-facing text for a browserOrigins entry that
-// is not an exact http(s) origin (DESIGN §8 wording).
+// is not an exact http(s) origin (design.md §8 wording).
 const MsgInvalidOrigin = "Use an HTTP or HTTPS site without a path, credentials, or query."
 
 // ErrInvalidOrigin is returned by NormalizeOrigin. An operator is shown

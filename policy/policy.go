@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Decision codes; they equal the DESIGN §5 codes errcode.WebsiteBlocked
+// Decision codes; they equal the design.md §5 codes errcode.WebsiteBlocked
 // and errcode.UploadBlocked.
 const (
 	CodeWebsiteBlocked = "website_blocked"
 	CodeUploadBlocked  = "upload_blocked"
 )
 
-// Operator- and agent-facing texts of DESIGN §8.
+// Operator- and agent-facing texts of design.md §8.
 const (
 	MsgWebsiteBlocked = "This website is not approved by your organization."
 	MsgUploadBlocked  = "Browser uploads are blocked by your team's policy."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tmux-review-test.sh: drive the real console in a real terminal and read the
-# key-ahead guard's behaviour off the screen (DESIGN §4).
+# key-ahead guard's behaviour off the screen (docs/design.md §4).
 #
 #   scripts/tmux-review-test.sh BINARY [SCRIPT]
 #

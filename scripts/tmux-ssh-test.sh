@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tmux-ssh-test.sh: two operators answer one console over OpenSSH's ssh
-# client, each in a real terminal (DESIGN §11).
+# client, each in a real terminal (docs/design.md §11).
 #
 #   scripts/tmux-ssh-test.sh BINARY [SCRIPT]
 #

@@ -17,7 +17,7 @@ type banner struct {
 	conv     string
 	headless bool
 	// pageView: the screen has the page view, so the step can be done
-	// from the terminal (DESIGN §13).
+	// from the terminal (design.md §13).
 	pageView bool
 	// by is the operator who took over when that is not this screen's.
 	by string

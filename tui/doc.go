@@ -22,7 +22,7 @@
 //   - One root model (Model); components are plain structs with
 //     Render(width, height); no state is mutated inside a tea.Cmd.
 //
-// Decisions where DESIGN is silent:
+// Decisions where design.md is silent:
 //   - Operator tabs are listed but are not selection stops: selecting decides
 //     which conversation is visible, and operator tabs belong to none.
 //   - up/down step through every tab of every conversation; tab/shift+tab

@@ -8,7 +8,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// blockedText is DESIGN §8's wording for a page missing sub-resources.
+// blockedText is design.md §8's wording for a page missing sub-resources.
 const blockedText = "This page may be incomplete. Your organization's policy blocked a browser request."
 
 // navItem is one stop of the selection: a tab, or a conversation that has

@@ -2,7 +2,7 @@ package tui
 
 import "charm.land/bubbles/v2/key"
 
-// keyMap holds every binding of DESIGN §4. The footer and the help screen
+// keyMap holds every binding of design.md §4. The footer and the help screen
 // render from it, so what is shown is what is bound.
 type keyMap struct {
 	Approve  key.Binding

@@ -83,7 +83,7 @@ type Model struct {
 	vpKey bodyKey
 
 	// seen is when the focused review (seenID) reached this screen; the
-	// key-ahead guard counts from it (per screen, DESIGN §11).
+	// key-ahead guard counts from it (per screen, design.md §11).
 	seenID string
 	seenAt time.Time
 	// resumeConv is set after an `r` on a conversation another operator
@@ -321,7 +321,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 // gotoOldest selects the tab of the oldest review waiting in the queue, so it
-// comes to front and shows (DESIGN §4, g).
+// comes to front and shows (design.md §4, g).
 func (m *Model) gotoOldest() tea.Cmd {
 	for _, r := range m.state.Queue {
 		if m.state.Focused != nil && r.ID == m.state.Focused.ID {

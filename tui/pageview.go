@@ -16,7 +16,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// The page view (DESIGN §13): `v` shows the selected tab's page in a panel,
+// The page view (design.md §13): `v` shows the selected tab's page in a panel,
 // drawn with the terminal's image protocol (pageimage.go, termdetect.go) or
 // half-block characters in true colour; `i`, only while the
 // tab's conversation is taken over, sends typed keys and clicks on the

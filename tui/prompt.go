@@ -10,7 +10,7 @@ import (
 )
 
 // The task prompt (`p`): one line where the operator types a new task for
-// the built-in agent (DESIGN §12). While it is open it takes every key, so
+// the built-in agent (design.md §12). While it is open it takes every key, so
 // an `a` or `d` typed into a task never decides a review; enter starts the
 // task through Options.StartTask, esc (or ctrl+c) closes it unsent.
 
@@ -80,7 +80,7 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 // taskStarted reports StartTask's answer in the status line, an error with
-// its DESIGN §5 code.
+// its design.md §5 code.
 func (m *Model) taskStarted(msg taskStartedMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setFlash("new task not started: " + codedError(msg.err))

@@ -140,7 +140,7 @@ func immediate(cmd tea.Cmd) []tea.Msg {
 	}
 }
 
-// A failed start is shown with its DESIGN §5 code.
+// A failed start is shown with its design.md §5 code.
 func TestPromptErrorShowsCode(t *testing.T) {
 	f := newFake(baseState())
 	m := New(f, Options{Version: "test", Now: fixedClock, StartTask: func(string) error {

@@ -10,7 +10,7 @@ import (
 
 // queue lists every pending review. Reviews other than the one on screen
 // wait for the operator to select their tab: they "need attention", with
-// the time they have left before they fail needs_attention (DESIGN §4).
+// the time they have left before they fail needs_attention (design.md §4).
 type queue struct {
 	s   consent.State
 	now time.Time

@@ -81,19 +81,19 @@ type Options struct {
 	// terminal, consent.LocalOperator). An SSH screen sets the operator of
 	// the session's verified key.
 	Operator consent.Operator
-	// Remote marks an SSH operator's screen (DESIGN §11): its selection
+	// Remote marks an SSH operator's screen (design.md §11): its selection
 	// and scrolling are its own (the engine's selection stays the local
 	// screen's and the browser's front tab), q ends only this session and
 	// cancels nothing, and tokens are minted at the console's terminal.
 	Remote bool
-	// StartTask, when set, gives the built-in agent a new task (DESIGN
+	// StartTask, when set, gives the built-in agent a new task (design.md
 	// §12): `p` opens a prompt line and enter hands it the typed task. The
 	// console sets it when it runs with a model provider; nil hides `p`.
 	// It is called outside Update and may take a moment; its error is
-	// shown with its DESIGN §5 code (errcode.Of).
+	// shown with its design.md §5 code (errcode.Of).
 	StartTask func(task string) error
 
-	// Page is the browser side of the page view (`v`, DESIGN §13). Nil:
+	// Page is the browser side of the page view (`v`, design.md §13). Nil:
 	// `v` says the view needs the browser (--script mode).
 	Page PageSource
 	// PageProtocol is how the page view draws (--page-view): "" or

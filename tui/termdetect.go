@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// PageProtocol is how the page view draws its picture (DESIGN §13).
+// PageProtocol is how the page view draws its picture (design.md §13).
 type PageProtocol string
 
 // The page view's protocols. PageAuto asks the terminal (each screen its

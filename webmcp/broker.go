@@ -14,7 +14,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Options tune a Broker. Zero values take the DESIGN defaults.
+// Options tune a Broker. Zero values take the design.md defaults.
 type Options struct {
 	// ExecTimeout bounds one tool execution in the page (default 60 s);
 	// when it passes the call is cancelled in the page and fails
@@ -125,7 +125,7 @@ func (b *Broker) dropHandlesLocked(tab consent.TabID) {
 	}
 }
 
-// ListedTool is one entry of webmcp_list_tools' tools (DESIGN §5). Every
+// ListedTool is one entry of webmcp_list_tools' tools (design.md §5). Every
 // string in it is site content.
 type ListedTool struct {
 	ToolID      string          `json:"toolId"`

@@ -1,4 +1,4 @@
-// Package webmcp serves website tools (DESIGN §7): it discovers the tools a
+// Package webmcp serves website tools (design.md §7): it discovers the tools a
 // page registers through document.modelContext, lets only descriptors that
 // pass the sanitizer be listed, hands out opaque toolIds, and runs calls in
 // the page — through Chromium's native WebMCP CDP domain when the browser

@@ -104,7 +104,7 @@ func (s *Site) frames(ctx context.Context) (uint64, []frameInfo, error) {
 	return rev, out, nil
 }
 
-// eligible applies DESIGN §7's frame rule to one frame whose ancestors are
+// eligible applies design.md §7's frame rule to one frame whose ancestors are
 // eligible: the top document and same-origin frames, cross-origin frames
 // only with <iframe allow="tools">; Permissions-Policy tools=() excludes.
 // c is the frame's own session, owner the page's (where the <iframe> of an

@@ -19,7 +19,7 @@ import (
 	"github.com/tabwarden/tabwarden/policy"
 )
 
-// Limits of DESIGN §7. They bound what a site can make the host parse,
+// Limits of design.md §7. They bound what a site can make the host parse,
 // hold, show and send to a model.
 const (
 	MaxNameLen        = 128
@@ -28,7 +28,7 @@ const (
 	MaxSchemaBytes    = 64 << 10
 	MaxSchemaDepth    = 32 // nesting of JSON arrays and objects; the root object is depth 1
 	MaxSchemaNodes    = 5000
-	// MaxSchemaRefs is ours, not DESIGN's: the validator's resolve step costs
+	// MaxSchemaRefs is ours, not design.md's: the validator's resolve step costs
 	// tens of microseconds per $ref across the whole tree, so an unbounded
 	// count lets one 64 KiB schema take most of a second (see
 	// BenchmarkSanitize64KiB); 100 is far above what real tools use.
@@ -38,7 +38,7 @@ const (
 )
 
 // Annotations are the site's hints. They are advisory: no gate is ever
-// skipped because of them (DESIGN §4).
+// skipped because of them (design.md §4).
 type Annotations struct {
 	ReadOnlyHint     bool `json:"readOnlyHint,omitempty"`
 	UntrustedContent bool `json:"untrustedContentHint,omitempty"`
@@ -80,7 +80,7 @@ type Tool struct {
 	resolved *jsonschema.Resolved
 }
 
-// Rejected is one rejectedTools entry (DESIGN §7). Name is nil when the
+// Rejected is one rejectedTools entry (design.md §7). Name is nil when the
 // site's name is itself invalid: an unchecked name is site content the
 // operator and the model should not be shown as if it were a tool name.
 type Rejected struct {
@@ -166,7 +166,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// Sanitize checks one descriptor against every rule of DESIGN §7 that does
+// Sanitize checks one descriptor against every rule of design.md §7 that does
 // not depend on its neighbours (quotas and duplicates are SanitizeAll's).
 // Exactly one of the results is non-nil.
 func Sanitize(d Descriptor) (*Tool, *Rejected) {
@@ -216,7 +216,7 @@ func digestTool(t *Tool) string {
 }
 
 // MaxExaminedPerFrame and MaxExaminedPerTab bound the registrations one
-// listing looks at. They are ours, not DESIGN's: every rejected tool is one
+// listing looks at. They are ours, not design.md's: every rejected tool is one
 // rejectedTools entry, so without them a page could make a listing (and
 // the agent's context) as large as it likes. Past a bound, one entry
 // stands for the rest. Frames are examined in document order (top first),
@@ -306,7 +306,7 @@ func SanitizeAll(ds []Descriptor) ([]*Tool, []Rejected) {
 var emptySchema = json.RawMessage(`{"type":"object"}`)
 
 // SanitizeSchema checks a site's input schema against the subset of
-// DESIGN §7 and returns its canonical form and the resolved validator.
+// design.md §7 and returns its canonical form and the resolved validator.
 //
 // Order matters: size first (bounds all later work), then a structural walk
 // over the raw JSON that rejects forbidden keywords in schema position and

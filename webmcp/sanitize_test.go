@@ -321,7 +321,7 @@ func TestCheckResult(t *testing.T) {
 }
 
 // assertLimits is the fuzz oracle: whatever was accepted satisfies every
-// limit of DESIGN §7.
+// limit of design.md §7.
 func assertLimits(t testing.TB, schema json.RawMessage) {
 	t.Helper()
 	if len(schema) > MaxSchemaBytes {

@@ -9,7 +9,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Call bounds of DESIGN §7.
+// Call bounds of design.md §7.
 const (
 	MaxInputBytes  = 128 << 10
 	MaxResultBytes = 256 << 10

@@ -1,4 +1,4 @@
-// Package builtin is the built-in agent (DESIGN §12): an LLM loop that
+// Package builtin is the built-in agent (design.md §12): an LLM loop that
 // reaches the browser only through an MCP client session to the console's
 // own server, so every gate, the audit and take-over apply to it as to any
 // external agent. It lists the tools over MCP, hands them to the model as

@@ -5,7 +5,7 @@
 // terminal, or to leak a site-tool result the operator did not share.
 //
 // Every case runs twice. First in bare Chromium (launched directly with
-// DESIGN §3's flags, no request hook, no consent engine): there the attack
+// design.md §3's flags, no request hook, no consent engine): there the attack
 // must work, or the case tests nothing and fails. Then through tabwarden
 // (agent.Dispatcher, the consent engine, browser.Launch with the corpus
 // policy, an operator who approves only origin A): there the witness must

@@ -1,5 +1,5 @@
 // Package demo is the scripted demo agent: a deterministic walk through the
-// reference journey (DESIGN §10) against the embedded fixture site, one
+// reference journey (design.md §10) against the embedded fixture site, one
 // tool call at a time, through an agent.Surface like any other agent.
 //
 // Invariants:

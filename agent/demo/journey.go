@@ -12,7 +12,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Journey is DESIGN §10 as data: each step one call (or one wait) and the
+// Journey is design.md §10 as data: each step one call (or one wait) and the
 // outcome the journey expects of it.
 func Journey() []Step {
 	return []Step{

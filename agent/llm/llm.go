@@ -1,5 +1,5 @@
 // Package llm is the built-in agent's one door to a language model
-// (DESIGN §12): a small interface of ours, Model, and its implementation on
+// (design.md §12): a small interface of ours, Model, and its implementation on
 // charm.land/fantasy for OpenAI-compatible chat-completions endpoints and
 // Anthropic's messages API. No provider HTTP is written here; the library's
 // official SDK clients speak the wire.

@@ -13,7 +13,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// Caller liveness (DESIGN §4: a review whose caller is gone is withdrawn
+// Caller liveness (design.md §4: a review whose caller is gone is withdrawn
 // at once). A tool call runs under a context that ends, with the reason as
 // its cause, as soon as anyone who could still receive its result is gone:
 //
@@ -30,7 +30,7 @@ import (
 // the cause.
 
 // DefaultProgressInterval is how often a call in flight tells a client that
-// sent a progressToken that it is still waiting (DESIGN §5: every 5 s).
+// sent a progressToken that it is still waiting (design.md §5: every 5 s).
 const DefaultProgressInterval = 5 * time.Second
 
 // carrierHeader names, on a stateful POST, the carrier entry the server

@@ -173,7 +173,7 @@ func toolCallBody(t *testing.T, version string, id int) []byte {
 }
 
 // TestGoneCallerWithdrawsReview: a review whose caller is gone is withdrawn
-// at once (DESIGN §4), for each way a caller can go, and the audit says
+// at once (design.md §4), for each way a caller can go, and the audit says
 // which. The review timeout (60 s) is far beyond every wait here, so a
 // review that left did so because its caller went.
 func TestGoneCallerWithdrawsReview(t *testing.T) {

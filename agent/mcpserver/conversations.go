@@ -20,7 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// convKey is a conversation's transport identity (DESIGN §3): the token,
+// convKey is a conversation's transport identity (design.md §3): the token,
 // plus the MCP session id when the client negotiated a stateful protocol.
 type convKey struct{ tokenID, sessionID string }
 
@@ -276,7 +276,7 @@ func tabOf(args json.RawMessage, res agent.Result) string {
 	return ""
 }
 
-// toolResult puts a Result on the wire as DESIGN §5 says: compact JSON text,
+// toolResult puts a Result on the wire as design.md §5 says: compact JSON text,
 // the same object as structuredContent, the image as image/png. The object
 // is encoded once and the same bytes go out twice: an observation is most
 // of a call's own work on the way out, and encoding a map walks it by
@@ -304,7 +304,7 @@ func missingSession(err error) agent.Result {
 	return failure(errcode.MissingSession, msg, errcode.NextListTabs)
 }
 
-// failure builds the DESIGN §5 failure envelope for the server's own,
+// failure builds the design.md §5 failure envelope for the server's own,
 // undispatched failures (the Surface builds all others).
 func failure(code errcode.Code, msg string, next errcode.Next) agent.Result {
 	return agent.Result{IsError: true, Object: map[string]any{

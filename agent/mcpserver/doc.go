@@ -1,5 +1,5 @@
 // Package mcpserver serves the tool surface (agent.Specs, dispatched through
-// agent.Surface) to MCP hosts over Streamable HTTP on loopback (DESIGN §1,
+// agent.Surface) to MCP hosts over Streamable HTTP on loopback (design.md §1,
 // §3, §5).
 //
 // # Transport
@@ -27,7 +27,7 @@
 // base64url, prefixed "tw_"; the server keeps only their SHA-256. A stateful
 // session is bound to the token that created it (another token gets 403).
 //
-// # Conversations (DESIGN §3)
+// # Conversations (design.md §3)
 //
 // Identity comes only from the transport: the token alone for sessionless
 // requests, the token plus the MCP session id for stateful ones (each
@@ -49,7 +49,7 @@
 //
 // # Shutdown
 //
-// Close answers every call in flight before anything closes (DESIGN §5):
+// Close answers every call in flight before anything closes (design.md §5):
 // new calls get missing_session ("the console is shutting down"); a
 // Surface with a Shutdown method (agent.Dispatcher) withdraws its running
 // calls, whose results name the shutdown; the server waits until those
@@ -64,7 +64,7 @@
 // same object as structuredContent, isError from the result, and the image
 // (if any) as image/png content.
 //
-// Audit (DESIGN §9, one record per tool call): the Surface writes the record
+// Audit (design.md §9, one record per tool call): the Surface writes the record
 // of each call it runs (agent.Dispatcher does, for every transport alike);
 // the server writes the record of a call it refuses before the Surface (no
 // identity: missing_session), and, with Config.AuditToolCalls, of every

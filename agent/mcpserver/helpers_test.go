@@ -30,7 +30,7 @@ type surfaceCall struct {
 	Args string
 }
 
-// fakeSurface answers every tool with a canned DESIGN §5 result and records
+// fakeSurface answers every tool with a canned design.md §5 result and records
 // who called. Tools listed in block wait for their context to end (or for
 // release to close), after announcing the conversation on started.
 type fakeSurface struct {
@@ -87,7 +87,7 @@ func envelope(code, msg string, dispatched bool, next string) agent.Result {
 	}}
 }
 
-// cannedResult gives each tool a result of the DESIGN §5 shape.
+// cannedResult gives each tool a result of the design.md §5 shape.
 func cannedResult(tool string, args json.RawMessage) agent.Result {
 	ok := func(fields map[string]any) agent.Result {
 		fields["ok"] = true

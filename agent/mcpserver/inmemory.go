@@ -12,7 +12,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// InMemory is one in-process agent's connection to the server (DESIGN §12):
+// InMemory is one in-process agent's connection to the server (design.md §12):
 // an MCP client session over an in-memory transport, under a token of its
 // own that has no secret, so nothing outside the process can use it. Its
 // calls take the same tool handler as an HTTP agent's, so every gate, the

@@ -100,7 +100,7 @@ func runNodeReview(t *testing.T, mode string, hold time.Duration) (nodeReview, *
 
 // TestNodeClientSurvivesLongReview: the TypeScript SDK with a 10 s request
 // timeout and resetTimeoutOnProgress completes a 25 s review, because the
-// server sends progress every 5 s while the call waits (DESIGN §5).
+// server sends progress every 5 s while the call waits (design.md §5).
 func TestNodeClientSurvivesLongReview(t *testing.T) {
 	t.Parallel()
 	got, _, _ := runNodeReview(t, "review", 25*time.Second)

@@ -30,7 +30,7 @@ const Path = "/mcp"
 const DefaultListen = "127.0.0.1:0"
 
 // DefaultMaxRequestBytes fits a default 10 MiB upload in base64 plus its
-// envelope (DESIGN §5 --max-upload-bytes); the SDK's own default is 4 MiB.
+// envelope (design.md §5 --max-upload-bytes); the SDK's own default is 4 MiB.
 const DefaultMaxRequestBytes = 16 << 20
 
 // DefaultSessionIdleTimeout is how long a stateful MCP session may go
@@ -60,7 +60,7 @@ type Config struct {
 	// AuditToolCalls makes the server also write one record per dispatched
 	// tool call. Leave it off with agent.Dispatcher, which writes that
 	// record itself for every transport (two records per call would break
-	// DESIGN §9's one-per-call); turn it on for a Surface that does not.
+	// design.md §9's one-per-call); turn it on for a Surface that does not.
 	AuditToolCalls bool
 	// Listen is host:port; the host must be a 127.x.x.x address or
 	// "localhost" (taken as 127.0.0.1). Empty: DefaultListen. Anything else
@@ -95,7 +95,7 @@ type Config struct {
 	Logger *slog.Logger
 	// ProgressInterval is how often a call in flight sends a progress
 	// notification to a client that gave a progressToken (caller.go).
-	// Zero: DefaultProgressInterval (DESIGN §5: 5 s); tests shorten it.
+	// Zero: DefaultProgressInterval (design.md §5: 5 s); tests shorten it.
 	ProgressInterval time.Duration
 }
 
@@ -453,7 +453,7 @@ func lower(s string) string {
 }
 
 // Close stops serving, in the order that lets every call in flight end
-// with a result (DESIGN §5): new calls are refused; a Surface that can
+// with a result (design.md §5): new calls are refused; a Surface that can
 // (agent.Dispatcher) withdraws its running calls with a shutdown reason and
 // they write their results and audit records; the server waits for those
 // answers to reach the wire (agent.ShutdownGrace in all); then every

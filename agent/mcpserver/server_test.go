@@ -419,7 +419,7 @@ func TestCloseEndsConversations(t *testing.T) {
 }
 
 // A session id is not a credential: another token presenting it is refused
-// and nothing reaches the Surface (DESIGN §3: identity is token + session).
+// and nothing reaches the Surface (design.md §3: identity is token + session).
 func TestSessionBoundToItsToken(t *testing.T) {
 	ts := startServer(t)
 	other, err := ts.MintToken("other")

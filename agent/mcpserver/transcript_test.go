@@ -84,7 +84,7 @@ func TestWireTranscripts(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%s differs from the wire (run with -update after a deliberate change)\n--- got ---\n%s", path, got)
 			}
-			// The transcript must say what DESIGN §5 says, not just what the
+			// The transcript must say what design.md §5 says, not just what the
 			// code did once.
 			checkTranscriptMeaning(t, c, parseTxtar(want))
 		})

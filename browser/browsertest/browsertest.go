@@ -22,7 +22,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 )
 
-// BareFlags are the flags DESIGN §3 mandates for every Chromium, taken
+// BareFlags are the flags design.md §3 mandates for every Chromium, taken
 // from browser.Launch's own list: the bare browser differs from
 // tabwarden's only in having no request hook, no policy and no consent
 // engine behind it.

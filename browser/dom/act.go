@@ -12,7 +12,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Action limits (DESIGN §5).
+// Action limits (design.md §5).
 const (
 	MaxFillChars = 8000
 	MaxScroll    = 1200
@@ -184,7 +184,7 @@ func (j jsErr) toError(ref string) error {
 
 // Prepare validates action a against observation obsID and resolves its
 // target for the review. It returns stale_observation, stale_element and the
-// other DESIGN codes that can be known before the gate; Dispatch re-checks
+// other design.md §5 codes that can be known before the gate; Dispatch re-checks
 // everything after it.
 func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, error) {
 	if err := validate(a); err != nil {
@@ -482,7 +482,7 @@ func (t *Tab) wheel(ctx context.Context, p *Prepared) error {
 	return nil
 }
 
-// cursorShown is how long the agent cursor stays; DESIGN allows 900 ms.
+// cursorShown is how long the agent cursor stays; design.md allows 900 ms.
 const cursorShown = 600 * time.Millisecond
 
 // drawCursor shows the agent cursor at (x,y) with a CDP Overlay highlight,

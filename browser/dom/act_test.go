@@ -83,7 +83,7 @@ func TestClickCursorIsDrawnAndGone(t *testing.T) {
 		t.Fatalf("clicked %q", got)
 	}
 
-	// Gone: a second click with the real timing. The DESIGN bound is the
+	// Gone: a second click with the real timing. The design.md bound is the
 	// requirement itself: gone within 900 ms of the click.
 	tab.cursorFor = cursorShown
 	o = observe(t, tab, ObserveRequest{})

@@ -1,5 +1,5 @@
 // Package dom is tabwarden's eyes and hands on one page: it observes the
-// page (DESIGN §6), resolves and dispatches the actions of DESIGN §5 and
+// page (design.md §6), resolves and dispatches the actions of design.md §5 and
 // checks the verify assertions. The tab registry holds one *Tab per tab;
 // the consent gates wrap Tab's calls, they are not here.
 //

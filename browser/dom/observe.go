@@ -9,7 +9,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Observe reads the page (DESIGN §6). Errors carry DESIGN codes:
+// Observe reads the page (design.md §6). Errors carry design.md §5 codes:
 // sign_in_required when an image is asked for while a password or
 // one-time-code field is rendered anywhere in the document (not only in the
 // viewport), invalid_action for bad arguments. A cursor continues the

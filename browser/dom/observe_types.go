@@ -6,7 +6,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 )
 
-// Bounds of one observation page (DESIGN §6).
+// Bounds of one observation page (design.md §6).
 const (
 	MaxElements      = 200
 	DefaultTextChars = 4000

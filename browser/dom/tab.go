@@ -27,13 +27,13 @@ const (
 	// callTimeout caps each CDP call when the caller's context has no
 	// earlier deadline.
 	callTimeout = 10 * time.Second
-	// DefaultLifetime is how long an observation stays usable (DESIGN §6 ref).
+	// DefaultLifetime is how long an observation stays usable (design.md §6 ref).
 	DefaultLifetime = 15 * time.Second
 	// keepObservations bounds the history kept for since diffs and cursors.
 	keepObservations = 16
 )
 
-// Options configure a Tab. The zero value is the DESIGN behaviour.
+// Options configure a Tab. The zero value is the design.md behaviour.
 type Options struct {
 	// Lifetime of an observation; zero means DefaultLifetime.
 	Lifetime time.Duration
@@ -275,7 +275,7 @@ func (base pageState) changed(s pageState) string {
 	return ""
 }
 
-// opErr maps a failure before any input reached the page onto a DESIGN code.
+// opErr maps a failure before any input reached the page onto a design.md §5 code.
 func opErr(ctx context.Context, what string, err error) error {
 	var ce *errcode.Error
 	if errors.As(err, &ce) {

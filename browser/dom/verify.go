@@ -8,7 +8,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Verify assertion kinds (DESIGN §5).
+// Verify assertion kinds (design.md §5).
 const (
 	TextContains   = "text_contains"
 	TextAbsent     = "text_absent"

@@ -25,7 +25,7 @@ func newAuditCmd(o *options, s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit [FILE]",
 		Short: "Print an audit log as a readable table (default: today's log)",
-		Long: `audit prints the JSONL audit log (DESIGN §9) as a table sized to the
+		Long: `audit prints the JSONL audit log (docs/design.md §9) as a table sized to the
 terminal, or whole when stdout is a pipe or file. Without FILE it reads
 --audit, else today's log in $XDG_STATE_HOME/tabwarden/.
 

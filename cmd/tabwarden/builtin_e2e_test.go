@@ -18,7 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
-// The built-in agent end to end (DESIGN §12): its model is a loopback
+// The built-in agent end to end (design.md §12): its model is a loopback
 // server speaking the provider's wire format and replaying recorded turns;
 // the agent reaches the console's MCP server through the in-memory
 // transport; every review is answered with keys in the real TUI; the

@@ -131,7 +131,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 				return err
 			}
 			defer b.stop()
-			// p gives the running console another task (DESIGN §12).
+			// p gives the running console another task (design.md §12).
 			tuiOpts.StartTask = b.start
 		}
 	}

@@ -42,7 +42,7 @@ func newDemoCmd(o *options, s streams) *cobra.Command {
 		Use:   "demo",
 		Short: "Walk the full consent journey against the embedded fixture site",
 		Long: `demo runs the console with a deterministic scripted agent that walks the
-reference journey (DESIGN §10) against the embedded fixture site, served on
+reference journey (docs/design.md §10) against the embedded fixture site, served on
 127.0.0.1: no LLM, no network. The agent says in the activity log what it
 asks and why; you answer each review with a key, and sign in by hand in the
 Chromium window when it hands over. Reviews wait up to 5 minutes for

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// chromiumNames are the executables searched on PATH, in order (DESIGN §3:
+// chromiumNames are the executables searched on PATH, in order (design.md §3:
 // system Chromium/Chrome only; nothing is ever downloaded).
 var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 

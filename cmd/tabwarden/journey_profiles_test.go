@@ -13,13 +13,13 @@ import (
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
-// The reference journey (DESIGN §10) under the consent profiles thread and
+// The reference journey (design.md §10) under the consent profiles thread and
 // trusted: the same demo script over MCP, the same TUI keys, but the
 // operator meets only the panels the profile raises. The counts below are
-// exact: a profile that asks once more or once less than DESIGN §4 says
+// exact: a profile that asks once more or once less than design.md §4 says
 // fails, and so does a panel of a kind the profile should never show.
 //
-// Why the counts are what they are (consent/grants.go, DESIGN §4):
+// Why the counts are what they are (consent/grants.go, design.md §4):
 //   - The profile's grant panel ("Allow browser control for this thread" or
 //     "Allow for this session") comes with the conversation's first gated
 //     step: browser_open's navigation.
@@ -112,7 +112,7 @@ type profileOperator struct {
 	r       *jRig
 	convs   journeyConvs
 	grant   consent.ReviewKind // KindThread or KindSession
-	label   string             // the grant panel's key label (DESIGN §4)
+	label   string             // the grant panel's key label (design.md §4)
 	granted int                // grant panels of the agent's conversation so far
 }
 
@@ -203,7 +203,7 @@ func (p *profileOperator) judge(rev consent.Review) bool {
 // conversation and kind.
 func runProfileJourney(t *testing.T, profile consent.Profile, grant consent.ReviewKind, label string, want func(journeyConvs) map[reviewKey]int) {
 	r := startJourneyRigWith(t, profile)
-	// The profile is on screen at all times (DESIGN §4).
+	// The profile is on screen at all times (design.md §4).
 	banner := "consent: " + strings.ToUpper(string(profile))
 	teatest.WaitFor(t, r.tm.Output(), func(b []byte) bool { return strings.Contains(string(b), banner) }, teatest.WithDuration(10*time.Second))
 

@@ -25,7 +25,7 @@ import (
 	"github.com/tabwarden/tabwarden/tui"
 )
 
-// The reference journey (DESIGN §10) end to end: the demo agent's script
+// The reference journey (design.md §10) end to end: the demo agent's script
 // runs through a real MCP client (the Go SDK, over HTTP, bearer token) to
 // the console's MCP server, dispatch and a real headless Chromium, while
 // every decision is a key pressed in the real TUI program. The fixture

@@ -8,7 +8,7 @@ import (
 
 const module = "github.com/tabwarden/tabwarden"
 
-// TestLayering enforces DESIGN §2's one-way dependencies: consent and policy
+// TestLayering enforces design.md §2's one-way dependencies: consent and policy
 // are pure Go (no rod, no bubbletea) and unit-testable without a browser or
 // a terminal; policy is the bottom layer; the TUI never calls rod.
 func TestLayering(t *testing.T) {
@@ -41,7 +41,7 @@ func TestLayering(t *testing.T) {
 }
 
 // TestRodOnlyInBrowserAndWebmcp enforces that rod stays inside browser/
-// and webmcp/ (DESIGN §2, issue 12): no other package imports it, in its
+// and webmcp/ (design.md §2, issue 12): no other package imports it, in its
 // own files or its tests. The agent reaches a tab through browser.Handle.
 func TestRodOnlyInBrowserAndWebmcp(t *testing.T) {
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-f",

@@ -1,5 +1,5 @@
 // Command tabwarden is the operator's console for supervising LLM agents
-// that drive a real Chromium (DESIGN §1). This package only parses flags,
+// that drive a real Chromium (design.md §1). This package only parses flags,
 // wires packages together and maps failures to exit codes; behaviour lives in
 // consent/, policy/, tui/, browser/ and agent/.
 //

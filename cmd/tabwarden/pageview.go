@@ -9,7 +9,7 @@ import (
 )
 
 // markReviews keeps the target of the action review on the console's
-// screen marked in its tab (DESIGN §4, §13): a CDP Overlay highlight, so
+// screen marked in its tab (design.md §4, §13): a CDP Overlay highlight, so
 // the headed window shows it and so does every page view's picture, and
 // the page's DOM never changes. The mark follows the focused review and
 // goes when it leaves the screen. It runs until ctx ends.

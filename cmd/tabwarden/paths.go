@@ -21,7 +21,7 @@ func xdgDir(env, fallback string) string {
 func stateDir() string { return filepath.Join(xdgDir("XDG_STATE_HOME", ".local/state"), "tabwarden") }
 func dataDir() string  { return filepath.Join(xdgDir("XDG_DATA_HOME", ".local/share"), "tabwarden") }
 
-// profileDir is the persistent Chromium profile (DESIGN §3). Nothing in
+// profileDir is the persistent Chromium profile (design.md §3). Nothing in
 // tabwarden ever deletes it.
 func (o *options) profileDir() string {
 	if o.profile != "" {

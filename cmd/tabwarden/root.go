@@ -16,7 +16,7 @@ import (
 	"github.com/tabwarden/tabwarden/tui"
 )
 
-// options holds the global and console flags (DESIGN §3, §4, §8, §9).
+// options holds the global and console flags (design.md §3, §4, §8, §9).
 // Global ones are persistent so `tabwarden doctor --chromium X` checks the
 // same Chromium the console would use.
 type options struct {
@@ -38,9 +38,9 @@ type options struct {
 	// given (the demo keeps its own longer timeout otherwise).
 	reviewTimeout    time.Duration
 	reviewTimeoutSet bool
-	sshListen        string      // DESIGN §11: serve the console over SSH ("" = off)
+	sshListen        string      // design.md §11: serve the console over SSH ("" = off)
 	sshKeys          string      // the operators' authorized keys file
-	pageView         string      // DESIGN §13: the page view's image protocol (auto asks the terminal)
+	pageView         string      // design.md §13: the page view's image protocol (auto asks the terminal)
 	run              *runOptions // tabwarden run: the built-in agent's task and model
 }
 
@@ -211,7 +211,7 @@ func (o *options) validate() error {
 	return nil
 }
 
-// checkLoopbackAddr enforces DESIGN §3/§1: the MCP server is loopback only;
+// checkLoopbackAddr enforces design.md §3/§1: the MCP server is loopback only;
 // remote hosts reach it over an ssh tunnel, never an open port.
 func oneOf(s string, set ...string) bool {
 	for _, v := range set {

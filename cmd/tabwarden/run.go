@@ -23,7 +23,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// runOptions are `tabwarden run`'s own flags (DESIGN §12).
+// runOptions are `tabwarden run`'s own flags (design.md §12).
 type runOptions struct {
 	task      string
 	setup     string
@@ -198,7 +198,7 @@ func newBuiltinAgents(ctx context.Context, model llm.Model, bc builtin.Config, e
 }
 
 // start runs a new built-in agent conversation on task. Its error carries
-// a DESIGN §5 code (the TUI shows it) and is noted in the activity log.
+// a design.md §5 code (the TUI shows it) and is noted in the activity log.
 func (a *builtinAgents) start(task string) error {
 	err := a.startRun(task)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // checkSSHFlags rejects SSH flags the console could not serve safely
-// (DESIGN §11): --ssh-listen without a keys file, or a bad address. It
+// (design.md §11): --ssh-listen without a keys file, or a bad address. It
 // runs for every command (validate); the keys file's content is checked
 // by checkSSHKeys when the console starts, so doctor can still report it.
 func (o *options) checkSSHFlags() error {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The table names the operator and their key fingerprint (DESIGN §11).
+// The table names the operator and their key fingerprint (design.md §11).
 func TestRenderTableShowsOperatorAndKey(t *testing.T) {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	recs := []Record{

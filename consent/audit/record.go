@@ -1,4 +1,4 @@
-// Package audit is the append-only JSONL audit log of DESIGN §9.
+// Package audit is the append-only JSONL audit log of design.md §9.
 //
 // Invariants: a record never holds page text, typed text, site-tool results
 // or input values — only sizes, sha256 digests (Digest) and a redacted input
@@ -70,7 +70,7 @@ type Record struct {
 	WaitMS         int64  `json:"waitMs,omitempty"` // how long the review waited
 	Tool           string `json:"tool,omitempty"`   // MCP tool or site-tool name
 	Action         string `json:"action,omitempty"` // act type
-	Code           string `json:"code,omitempty"`   // DESIGN §5 code of a failure
+	Code           string `json:"code,omitempty"`   // design.md §5 code of a failure
 	Input          string `json:"input,omitempty"`  // redacted input summary (Summarize)
 	Size           int64  `json:"size,omitempty"`   // bytes of typed text / upload / result
 	SHA256         string `json:"sha256,omitempty"` // digest of the same

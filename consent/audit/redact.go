@@ -24,7 +24,7 @@ const (
 var secretKey = regexp.MustCompile(`(?i)authorization|cookie|credential|password|secret|token|api.?key`)
 
 // RedactKey reports whether a value under key k must not even have its type
-// shown (DESIGN §9: authorization|cookie|credential|password|secret|token|
+// shown (design.md §9: authorization|cookie|credential|password|secret|token|
 // api.?key, case-insensitive, anywhere in the key).
 func RedactKey(k string) bool { return secretKey.MatchString(k) }
 

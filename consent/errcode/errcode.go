@@ -1,4 +1,4 @@
-// Package errcode holds the error codes of DESIGN §5 and the error
+// Package errcode holds the error codes of design.md §5 and the error
 // envelope every layer returns to an agent. It imports nothing from the
 // module, so consent, browser, webmcp, agent and the TUI can all share it.
 package errcode
@@ -8,12 +8,12 @@ import (
 	"fmt"
 )
 
-// Code is one of the error codes of DESIGN §5. Every error that can reach an
+// Code is one of the error codes of design.md §5. Every error that can reach an
 // agent carries exactly one of these names; packages above consent map their
 // own failures onto them at the edge.
 type Code string
 
-// The DESIGN §5 codes. Use these constants, never string literals, so a typo
+// The design.md §5 codes. Use these constants, never string literals, so a typo
 // is a compile error rather than a new wire value.
 const (
 	MissingSession         Code = "missing_session"
@@ -65,7 +65,7 @@ const (
 	UploadTooLarge Code = "upload_too_large"
 )
 
-// Next tells the agent what to do after a failure (DESIGN §5 "next").
+// Next tells the agent what to do after a failure (design.md §5 "next").
 type Next string
 
 const (
@@ -103,7 +103,7 @@ func Errorf(code Code, next Next, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Next: next}
 }
 
-// Of returns the DESIGN code carried by err, or browser_operation_failed
+// Of returns the design.md §5 code carried by err, or browser_operation_failed
 // for an error that carries none (an internal failure is still a failure the
 // agent must see with a code).
 func Of(err error) Code {

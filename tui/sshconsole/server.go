@@ -1,4 +1,4 @@
-// Package sshconsole serves the operator's screen over SSH (DESIGN §11):
+// Package sshconsole serves the operator's screen over SSH (design.md §11):
 // one bubbletea program per SSH session, all on the same consent engine,
 // so several operators watch one fleet of agents and any of them answers.
 //
@@ -31,7 +31,7 @@ import (
 	"github.com/tabwarden/tabwarden/tui"
 )
 
-// Session limits (DESIGN §11). An operator who walks away is signed out;
+// Session limits (design.md §11). An operator who walks away is signed out;
 // nobody stays attached forever.
 const (
 	DefaultIdleTimeout = 15 * time.Minute
