@@ -126,7 +126,7 @@ func (r *run) loop(ctx context.Context, task string) Outcome {
 			return Outcome{Reason: "stopped by the operator", Final: r.last}
 		}
 		if r.step >= r.cfg.MaxSteps {
-			return Outcome{Reason: fmt.Sprintf("step limit reached (%d steps)", r.cfg.MaxSteps), Final: r.last}
+			return Outcome{Reason: fmt.Sprintf("step limit reached (--max-steps %d)", r.cfg.MaxSteps), Final: r.last}
 		}
 		if r.cfg.MaxTokens > 0 && r.usage.Total() >= r.cfg.MaxTokens {
 			return Outcome{Reason: fmt.Sprintf("token budget spent (%d of %d tokens)", r.usage.Total(), r.cfg.MaxTokens), Final: r.last}

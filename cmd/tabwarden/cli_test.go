@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -258,12 +259,73 @@ func TestVersion(t *testing.T) {
 	r := run(t, nil, "version")
 	r.wantCode(t, 0)
 	contains(t, "version", r.stdout, "tabwarden "+testVersion, "commit: abc1234", runtime.Version())
+	// --version, which people try first, says the same.
+	flag := run(t, nil, "--version")
+	flag.wantCode(t, 0)
+	if flag.stdout != r.stdout {
+		t.Errorf("--version printed %q, version printed %q", flag.stdout, r.stdout)
+	}
 }
 
 func TestCompletion(t *testing.T) {
 	r := run(t, nil, "completion", "bash")
 	r.wantCode(t, 0)
 	contains(t, "completion", r.stdout, "tabwarden", "complete")
+	// A shell with no script is an error, not cobra's help on stdout with
+	// exit 0 that a dotfile would source as a script.
+	for _, args := range [][]string{{"completion", "tcsh"}, {"completion"}} {
+		r := run(t, nil, args...)
+		r.wantCode(t, 2)
+		if r.stdout != "" {
+			t.Errorf("%v printed to stdout:\n%s", args, r.stdout)
+		}
+		contains(t, fmt.Sprint(args), r.stderr, "bash, zsh, fish, powershell", "Run 'tabwarden completion --help'")
+	}
+}
+
+// The shells complete HOST and the flags that take one of a few words.
+func TestCompletionOffersValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"connect", ""}, []string{"claude-code", "codex", "opencode", "gemini-cli", "cursor", "vscode"}},
+		{[]string{"--consent", ""}, []string{"strict", "thread", "trusted"}},
+		{[]string{"run", "--page-view", ""}, []string{"auto", "halfblock", "kitty", "sixel", "iterm2"}},
+		{[]string{"--tools", ""}, []string{"default", "web_use"}},
+		{[]string{"run", "--provider", ""}, []string{"openai", "anthropic"}},
+		{[]string{"run", "--images", ""}, []string{"on", "off"}},
+	} {
+		r := run(t, nil, append([]string{"__complete"}, tc.args...)...)
+		r.wantCode(t, 0)
+		got := strings.Fields(r.stdout)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("completing %q: %q missing from %q", tc.args, w, got)
+			}
+		}
+	}
+}
+
+// Errors are one plain line for a person, not log records, and a usage
+// error points at the --help of the command that was run.
+func TestErrorsArePlainLines(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		want, lack []string
+	}{
+		{[]string{"--mcp-listen", "192.0.2.1:80", "version"}, []string{"tabwarden: invalid --mcp-listen '192.0.2.1:80'"}, []string{"level=", "msg="}},
+		{[]string{"run"}, []string{"tabwarden: run needs a task", "Run 'tabwarden run --help' for usage."}, []string{"level=", "accepts 1 arg", "Run 'tabwarden --help'"}},
+		{[]string{"run", "open", "the", "page"}, []string{`quote it: tabwarden run "open the page"`, "Run 'tabwarden run --help'"}, nil},
+		{[]string{"run", "--no-such", "task"}, []string{"unknown flag: --no-such", "Run 'tabwarden run --help'"}, nil},
+		{[]string{"frobnicate"}, []string{`tabwarden: unknown command "frobnicate"`, "Run 'tabwarden --help'"}, nil},
+		{[]string{"run", "task", "--model", "m", "--setup", "local"}, []string{"--setup local:", "providers.json does not exist"}, []string{"(have: )"}},
+	} {
+		r := run(t, nil, tc.args...)
+		r.wantCode(t, 2)
+		contains(t, fmt.Sprint(tc.args), r.stderr, tc.want...)
+		lacks(t, fmt.Sprint(tc.args), r.stderr, tc.lack...)
+	}
 }
 
 func TestDoctorRunsEveryCheck(t *testing.T) {

@@ -33,6 +33,12 @@ func usageErrorf(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// badUsagef is usageErrorf for a malformed command line: execute adds a
+// pointer at the command's --help.
+func badUsagef(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), usage: true}
+}
+
 func failure(err error) error {
 	if err == nil {
 		return nil

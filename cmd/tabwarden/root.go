@@ -52,24 +52,27 @@ type streams struct {
 }
 
 func execute(args []string, in io.Reader, out, errw io.Writer) int {
-	logger := newCLILogger(errw)
-	slog.SetDefault(logger)
+	slog.SetDefault(newCLILogger(errw))
 
 	root := newRootCmd(streams{in: in, out: out, err: errw})
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	code := exitCodeOf(err)
 	if err == nil {
 		return code
 	}
 	var ee *exitError
 	if !errors.As(err, &ee) || !ee.reported {
-		// The console may have pointed slog's default at its log file; the
-		// operator reads the final error on the terminal the TUI released.
-		logger.Error(err.Error())
+		// A plain line, not a log record: the console may have pointed
+		// slog's default at its log file, and the operator reads the final
+		// error on the terminal the TUI released.
+		fmt.Fprintf(errw, "tabwarden: %v\n", err)
 	}
 	if code == exitUsage && (!errors.As(err, &ee) || ee.usage) {
-		fmt.Fprintln(errw, "Run 'tabwarden --help' for usage.")
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(errw, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -162,7 +165,11 @@ Run without a command to start the console.`,
 		newConnectCmd(s),
 		newRunCmd(o, s),
 	)
+	wireCompletion(root)
 	scopeHelp(root)
+	// --version says what `tabwarden version` says.
+	root.Version = versionText()
+	root.SetVersionTemplate("{{.Version}}")
 	return root
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -62,7 +63,15 @@ are never stored in that file; "keyEnv" names the variable to read.
 Screenshots are sent only to models that accept images (a built-in table;
 --images on|off overrides it), in the one request after the observation,
 and are never written to disk, logs or the audit.`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return badUsagef(`run needs a task: tabwarden run "what the agent should do" --model MODEL`)
+			case len(args) > 1:
+				return badUsagef(`run takes one task; quote it: tabwarden run "%s"`, strings.Join(args, " "))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ro.task = strings.TrimSpace(args[0])
 			if ro.task == "" {
@@ -100,7 +109,14 @@ func (ro *runOptions) llmConfig(getenv func(string) string) (llm.Config, string,
 		}
 		var ok bool
 		if st, ok = setups[ro.setup]; !ok {
-			return llm.Config{}, "", usageErrorf("--setup %s: no such setup in %s (have: %s)", ro.setup, path, strings.Join(llm.SetupNames(setups), ", "))
+			if len(setups) == 0 {
+				what := "has no setups"
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+					what = "does not exist"
+				}
+				return llm.Config{}, "", usageErrorf("--setup %s: %s %s (its format: tabwarden run --help)", ro.setup, path, what)
+			}
+			return llm.Config{}, "", usageErrorf("--setup %s: no such setup in %s (it has: %s)", ro.setup, path, strings.Join(llm.SetupNames(setups), ", "))
 		}
 	}
 	cfg := llm.Config{
@@ -325,7 +341,7 @@ func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, t
 		defer unlisten()
 		out := builtin.Run(runCtx, bc, task)
 		c := convOf()
-		msg := fmt.Sprintf("built-in agent stopped after %d steps: %s (%s)", out.Steps, out.Reason, usageText(builtin.Status{Tokens: out.Usage.Total()}))
+		msg := fmt.Sprintf("built-in agent stopped after %s: %s (%s)", plural(out.Steps, "step"), out.Reason, usageText(builtin.Status{Tokens: out.Usage.Total()}))
 		eng.Note(c, msg, out.Err != nil)
 		slog.Info("built-in agent stopped", "reason", out.Reason, "steps", out.Steps, "tokens", out.Usage.Total())
 		if err := im.Close(); err != nil {
@@ -341,4 +357,12 @@ func usageText(s builtin.Status) string {
 		t += fmt.Sprintf(", ~$%.4f", s.Cost)
 	}
 	return t
+}
+
+// plural is "1 step", "2 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -23,19 +23,26 @@ func newVersionCmd(s streams) *cobra.Command {
 		Short: "Print the version, commit and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := commit
-			if c == "" {
-				c = vcsRevision()
-			}
-			fmt.Fprintf(s.out, "tabwarden %s\ncommit: %s\n", version, c)
-			// goreleaser stamps the zero time when git could not say.
-			if date != "" && !strings.HasPrefix(date, "0001-") {
-				fmt.Fprintf(s.out, "built: %s\n", date)
-			}
-			fmt.Fprintf(s.out, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprint(s.out, versionText())
 			return nil
 		},
 	}
+}
+
+// versionText is what `tabwarden version` and `tabwarden --version` print.
+func versionText() string {
+	c := commit
+	if c == "" {
+		c = vcsRevision()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tabwarden %s\ncommit: %s\n", version, c)
+	// goreleaser stamps the zero time when git could not say.
+	if date != "" && !strings.HasPrefix(date, "0001-") {
+		fmt.Fprintf(&b, "built: %s\n", date)
+	}
+	fmt.Fprintf(&b, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }
 
 // vcsRevision falls back to what the Go toolchain stamped when the binary
