@@ -1,6 +1,47 @@
 package agent
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// HostAddedArgs are the arguments an agent host adds to every tool's schema
+// on its own and tells its model to send (Gemini CLI's wait_for_previous asks
+// the host to run the call after the previous ones). They mean nothing to
+// the console: every tool drops them before its strict decode, while any
+// other unknown argument stays invalid_action (DESIGN §5).
+var HostAddedArgs = []string{"wait_for_previous"}
+
+// withoutHostAddedArgs returns args with the top-level HostAddedArgs
+// removed. Anything that is not a JSON object comes back as it was, for the
+// strict decode to refuse with its own message.
+func withoutHostAddedArgs(args json.RawMessage) json.RawMessage {
+	// An upload's arguments run to megabytes: parse twice only when a
+	// name could be there at all.
+	if !slices.ContainsFunc(HostAddedArgs, func(name string) bool { return bytes.Contains(args, []byte(name)) }) {
+		return args
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil {
+		return args
+	}
+	dropped := false
+	for _, name := range HostAddedArgs {
+		if _, ok := fields[name]; ok {
+			delete(fields, name)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return args
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return args
+	}
+	return out
+}
 
 // Tool argument shapes of design.md §5. The MCP input schemas are inferred from
 // these structs (jsonschema tags carry the descriptions the model reads), so

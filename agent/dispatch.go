@@ -249,7 +249,9 @@ func (d *Dispatcher) call(ctx context.Context, conv consent.ConversationID, tool
 	}
 	switch tool {
 	case "browser_tabs":
-		return d.tabs(conv), ""
+		return run(ctx, conv, args, func(_ context.Context, conv consent.ConversationID, _ TabsArgs) (Result, consent.TabID) {
+			return d.tabs(conv), ""
+		})
 	case "browser_open":
 		return run(ctx, conv, args, d.open)
 	case "browser_navigate":
@@ -292,11 +294,14 @@ func run[A any](ctx context.Context, conv consent.ConversationID, args json.RawM
 	return tool(ctx, conv, a)
 }
 
-// decode reads args strictly: an unknown field is a mistake the model should hear about.
+// decode reads args strictly: an unknown field is a mistake the model
+// should hear about. Only the arguments hosts add to every tool on their own
+// (HostAddedArgs) are dropped first, here, so every tool ignores them alike.
 func decode(args json.RawMessage, v any) error {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	args = withoutHostAddedArgs(args)
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
