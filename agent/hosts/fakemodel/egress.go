@@ -63,4 +63,3 @@ func (e *Egress) Targets() []string {
 
 // Close stops the proxy.
 func (e *Egress) Close() { _ = e.srv.Close() }
-
