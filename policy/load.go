@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -146,6 +147,11 @@ func (l *loader) parse(data []byte) *Policy {
 		root = deref(root.Content[0])
 	}
 	l.object(root, "", "execution", func(key string, v *yaml.Node) bool {
+		if slices.Contains(executionKeys, key) {
+			// The commonest slip: the setting written at the top level.
+			l.add(key, "belongs under execution: write it as execution."+key+" (the file's keys: docs/policy.md)")
+			return true
+		}
 		if key != "execution" {
 			return false
 		}
@@ -195,8 +201,11 @@ func (l *loader) object(n *yaml.Node, path string, known string, field func(key 
 	}
 }
 
+// executionKeys are the settings the execution object holds.
+var executionKeys = []string{"browserOrigins", "blockBrowserUploads", "consentFloor"}
+
 func (l *loader) execution(n *yaml.Node, p *Policy) {
-	l.object(n, "execution", "browserOrigins, blockBrowserUploads, consentFloor", func(key string, v *yaml.Node) bool {
+	l.object(n, "execution", strings.Join(executionKeys, ", "), func(key string, v *yaml.Node) bool {
 		switch key {
 		case "browserOrigins":
 			p.Origins = l.origins(v)

@@ -57,6 +57,10 @@ func TestCheckFilesInvalid(t *testing.T) {
 		{"too-many.json", []string{"browserOrigins: " + MsgTooManyOrigins}},
 		{"unknown-key.yaml", []string{"execution.blockUploads: unknown key"}},
 		{"unknown-top-key.json", []string{"version: unknown key"}},
+		{"top-level-origins.yaml", []string{
+			"browserOrigins: belongs under execution: write it as execution.browserOrigins",
+			"consentFloor: belongs under execution: write it as execution.consentFloor",
+		}},
 		{"duplicate-key.yaml", []string{"execution.browserOrigins: duplicate key"}},
 		{"bad-floor.yaml", []string{`consentFloor "lax": Use strict, thread, or trusted.`}},
 		{"null-origins.yaml", []string{"browserOrigins: must be a list of sites; use [] to allow no website"}},

@@ -20,8 +20,17 @@ func newPolicyCmd(s streams) *cobra.Command {
 		Short: "Validate policy files and print the merged policy",
 		Long: `check validates each managed policy file (JSON or YAML) and prints the policy
 the console would enforce with all of them: browserOrigins intersected,
-blockBrowserUploads OR-ed. Every problem in every file is printed to stderr
-and the command exits 2.`,
+blockBrowserUploads OR-ed, the strictest consentFloor. Every problem in every
+file is printed to stderr and the command exits 2.
+
+A policy file holds one object, execution:
+
+  execution:
+    browserOrigins: [https://intranet.example]   # the only sites, [] none
+    blockBrowserUploads: true                    # no file uploads
+    consentFloor: thread                         # a looser --consent is lowered to it
+
+docs/policy.md describes each key.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := policy.CheckFiles(args)
