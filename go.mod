@@ -13,6 +13,8 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
+require github.com/coder/websocket v1.8.15 // indirect
+
 require (
 	charm.land/fantasy v0.41.2
 	charm.land/log/v2 v2.0.1 // indirect

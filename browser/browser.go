@@ -123,7 +123,7 @@ type Browser struct {
 // conn is one DevTools connection to one Chromium.
 type conn struct {
 	rod  *rod.Browser
-	ws   *cdp.WebSocket
+	ws   *wsConn
 	proc *process      // nil when attached
 	gone chan struct{} // closed when the connection to Chromium ends
 
@@ -285,8 +285,8 @@ func resolveEndpoint(ctx context.Context, raw string) (string, error) {
 // connect opens a DevTools connection with the request hook enabled and
 // starts its event loop. proc is the Chromium behind wsURL (nil: attached).
 func (b *Browser) connect(ctx context.Context, wsURL string, proc *process) (*conn, error) {
-	ws := &cdp.WebSocket{}
-	if err := ws.Connect(ctx, wsURL, nil); err != nil {
+	ws, _, err := dialCDP(ctx, wsURL, nil)
+	if err != nil {
 		return nil, unavailable("connect to Chromium DevTools: %v", err)
 	}
 	client := cdp.New().Start(ws)
