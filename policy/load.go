@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -147,7 +146,7 @@ func (l *loader) parse(data []byte) *Policy {
 		root = deref(root.Content[0])
 	}
 	l.object(root, "", "execution", func(key string, v *yaml.Node) bool {
-		if slices.Contains(executionKeys, key) {
+		if _, ok := lookupExecutionKey(key); ok {
 			// The commonest slip: the setting written at the top level.
 			l.add(key, "belongs under execution: write it as execution."+key+" (the file's keys: docs/policy.md)")
 			return true
@@ -201,33 +200,62 @@ func (l *loader) object(n *yaml.Node, path string, known string, field func(key 
 	}
 }
 
-// executionKeys are the settings the execution object holds.
-var executionKeys = []string{"browserOrigins", "blockBrowserUploads", "consentFloor"}
+// executionKey is one key of the "execution" object: its name and how its
+// value is read into a Policy. The table below is the policy schema: a key
+// it lacks is an unknown key, the unknown-key message lists its names, and
+// docs/policy.md documents each entry (TestPolicyDocCoversEveryKey), so a
+// new key is one entry here, its reader and its section in the doc.
+type executionKey struct {
+	name string
+	read func(l *loader, v *yaml.Node, p *Policy)
+}
+
+var executionKeys = []executionKey{
+	{"browserOrigins", func(l *loader, v *yaml.Node, p *Policy) { p.Origins = l.origins(v) }},
+	{"blockBrowserUploads", (*loader).blockUploads},
+	{"consentFloor", (*loader).consentFloor},
+}
 
 func (l *loader) execution(n *yaml.Node, p *Policy) {
-	l.object(n, "execution", strings.Join(executionKeys, ", "), func(key string, v *yaml.Node) bool {
-		switch key {
-		case "browserOrigins":
-			p.Origins = l.origins(v)
-		case "blockBrowserUploads":
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
-				l.add(key, "must be true or false")
-				return true
-			}
-			if err := v.Decode(&p.BlockUploads); err != nil {
-				l.add(key, "must be true or false")
-			}
-		case "consentFloor":
-			if _, ok := profileRank[v.Value]; !ok || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-				l.add(fmt.Sprintf("%s %q", key, v.Value), "Use strict, thread, or trusted.")
-				return true
-			}
-			p.ConsentFloor = v.Value
-		default:
-			return false
+	names := make([]string, len(executionKeys))
+	for i, k := range executionKeys {
+		names[i] = k.name
+	}
+	l.object(n, "execution", strings.Join(names, ", "), func(key string, v *yaml.Node) bool {
+		k, ok := lookupExecutionKey(key)
+		if ok {
+			k.read(l, v, p)
 		}
-		return true
+		return ok
 	})
+}
+
+// lookupExecutionKey returns the table's entry for name.
+func lookupExecutionKey(name string) (executionKey, bool) {
+	for _, k := range executionKeys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return executionKey{}, false
+}
+
+func (l *loader) blockUploads(v *yaml.Node, p *Policy) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
+		l.add("blockBrowserUploads", "must be true or false")
+		return
+	}
+	if err := v.Decode(&p.BlockUploads); err != nil {
+		l.add("blockBrowserUploads", "must be true or false")
+	}
+}
+
+func (l *loader) consentFloor(v *yaml.Node, p *Policy) {
+	if _, ok := profileRank[v.Value]; !ok || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+		l.add(fmt.Sprintf("consentFloor %q", v.Value), "Use strict, thread, or trusted.")
+		return
+	}
+	p.ConsentFloor = v.Value
 }
 
 // origins returns the normalized, sorted, de-duplicated entries; never nil,
