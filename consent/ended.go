@@ -85,7 +85,11 @@ func (e *Engine) graceOver(id ConversationID, gen uint64) {
 // KeepTabs keeps the tabs of the ended conversation id open: they stay
 // operator tabs and are never closed by the engine. Only the operator calls
 // it. ErrUnknownConversation when id has no tabs waiting to close.
-func (e *Engine) KeepTabs(id ConversationID) error {
+func (e *Engine) KeepTabs(id ConversationID) error { return e.KeepTabsAs(id, LocalOperator) }
+
+// KeepTabsAs is KeepTabs by op, attributed like a decision.
+func (e *Engine) KeepTabsAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	en := e.ended[id]
@@ -96,7 +100,7 @@ func (e *Engine) KeepTabs(id ConversationID) error {
 	e.dropEndingLocked(en)
 	n := len(e.endingTabsLocked(en))
 	e.announceLocked(Event{Kind: EventTabsKept, Conversation: id},
-		audit.Record{Kind: audit.KindSession, By: "operator", Note: fmt.Sprintf("kept %d tab(s) of the ended conversation", n)},
+		withOperator(audit.Record{Kind: audit.KindSession, By: "operator", Note: fmt.Sprintf("kept %d tab(s) of the ended conversation", n)}, op),
 		fmt.Sprintf("kept %d tab(s) of ended %s: they stay as operator tabs", n, en.name), false)
 	return nil
 }

@@ -43,7 +43,11 @@ func (e *Engine) Freeze(id ConversationID, job string) error {
 // ClearFreeze ends conversation id's freeze. Only the operator calls it (the
 // TUI's clear key), after looking at what the job did. Clearing a
 // conversation that is not frozen does nothing.
-func (e *Engine) ClearFreeze(id ConversationID) error {
+func (e *Engine) ClearFreeze(id ConversationID) error { return e.ClearFreezeAs(id, LocalOperator) }
+
+// ClearFreezeAs is ClearFreeze by op, attributed like a decision.
+func (e *Engine) ClearFreezeAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -56,8 +60,8 @@ func (e *Engine) ClearFreeze(id ConversationID) error {
 	job := c.freeze.Job
 	c.freeze = nil
 	e.announceLocked(Event{Kind: EventFreezeCleared, Conversation: id, Job: job},
-		audit.Record{Kind: audit.KindFreezeCleared, By: "operator", Note: job},
-		"freeze cleared: batch "+job+"; the agent may call tools again", false)
+		withOperator(audit.Record{Kind: audit.KindFreezeCleared, By: "operator", Note: job}, op),
+		"freeze cleared by "+op.Name+": batch "+job+"; the agent may call tools again", false)
 	return nil
 }
 

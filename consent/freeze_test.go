@@ -106,7 +106,7 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 			lines = append(lines, a.Text)
 		}
 	}
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "frozen: ") || !strings.HasPrefix(lines[1], "freeze cleared: ") {
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "frozen: ") || !strings.HasPrefix(lines[1], "freeze cleared by local: ") {
 		t.Errorf("activity about job-a = %q, want the freeze and the clear", lines)
 	}
 }

@@ -109,3 +109,49 @@ func TestTakeOverAsAndResumeByAnother(t *testing.T) {
 		t.Fatalf("resume records %+v", re)
 	}
 }
+
+// x, u and o are audited with the same attribution as a decision: the
+// local terminal is "local", an SSH operator is named with their key.
+func TestCancelClearFreezeKeepAreAttributed(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	h.focused("t1")
+	if err := h.e.CancelAs("c1", ana); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, result(t, ch), errcode.Canceled)
+	if err := h.e.Cancel("c1"); err != nil {
+		t.Fatal(err)
+	}
+	recs := records(h.mem, audit.KindCancel)
+	if len(recs) != 2 || recs[0].Operator != "ana" || recs[0].KeyFingerprint != "SHA256:ana" ||
+		recs[1].Operator != "local" || recs[1].KeyFingerprint != "" {
+		t.Fatalf("cancel records %+v", recs)
+	}
+	// The review the cancel withdrew names the same operator.
+	if dec := records(h.mem, audit.KindDecision); len(dec) != 1 || dec[0].Decision != "canceled" || dec[0].Operator != "ana" {
+		t.Fatalf("decision records %+v", dec)
+	}
+	if !hasActivity(h.e.Snapshot(), "cancelled by ana: ") {
+		t.Fatalf("activity %+v", h.e.Snapshot().Activity)
+	}
+
+	if err := h.e.Freeze("c1", "job-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.ClearFreezeAs("c1", bob); err != nil {
+		t.Fatal(err)
+	}
+	if recs := records(h.mem, audit.KindFreezeCleared); len(recs) != 1 || recs[0].Operator != "bob" || recs[0].KeyFingerprint != "SHA256:bob" {
+		t.Fatalf("freeze cleared records %+v", recs)
+	}
+}
+
+func hasActivity(st State, sub string) bool {
+	for _, a := range st.Activity {
+		if strings.Contains(a.Text, sub) {
+			return true
+		}
+	}
+	return false
+}

@@ -66,7 +66,12 @@ func (e *Engine) ResumeAs(id ConversationID, op Operator) error {
 
 // Cancel cancels conversation id's running op(s) and pending reviews
 // (canceled) and revokes the conversation's navigation grants.
-func (e *Engine) Cancel(id ConversationID) error {
+func (e *Engine) Cancel(id ConversationID) error { return e.CancelAs(id, LocalOperator) }
+
+// CancelAs is Cancel by op, attributed in the audit log and the activity
+// log like a decision.
+func (e *Engine) CancelAs(id ConversationID, op Operator) error {
+	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -76,10 +81,10 @@ func (e *Engine) Cancel(id ConversationID) error {
 	c.epoch++
 	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operator cancelled the operation")
 	e.cancelOpsLocked(id, why)
-	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator"})
+	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator", op: op})
 	c.grants.nav = map[navKey]struct{}{}
-	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, audit.Record{Kind: audit.KindCancel, By: "operator"},
-		"cancelled: "+c.name+"; navigation consent revoked", true)
+	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, withOperator(audit.Record{Kind: audit.KindCancel, By: "operator"}, op),
+		"cancelled by "+op.Name+": "+c.name+"; navigation consent revoked", true)
 	return nil
 }
 

@@ -260,7 +260,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 				m.opts.BeforeQuit()
 			}
 			for _, c := range m.state.Conversations {
-				_ = m.svc.Cancel(c.ID)
+				_ = m.cancel(c.ID)
 			}
 			return m.quit()
 		}
@@ -283,7 +283,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Resume):
 		return m.resume(resumeConv)
 	case key.Matches(k, keys.Cancel):
-		return m.onConversation("cancel", m.svc.Cancel)
+		return m.onConversation("cancel", m.cancel)
 	case key.Matches(k, keys.Unfreeze):
 		return m.clearFreeze()
 	case key.Matches(k, keys.Keep):
@@ -378,7 +378,7 @@ func (m *Model) clearFreeze() tea.Cmd {
 	if c == nil || c.Frozen == nil {
 		return m.setFlash("nothing to clear: the selected conversation is not frozen")
 	}
-	if err := m.svc.ClearFreeze(conv); err != nil {
+	if err := m.clearFreezeOf(conv); err != nil {
 		return m.setFlash("clear freeze failed: " + clean(err.Error()))
 	}
 	return m.setFlash("freeze cleared: " + convLabel(*c) + " may call tools again")
@@ -392,7 +392,7 @@ func (m *Model) keepTabs() tea.Cmd {
 		if en.ID != m.sel.Conversation {
 			continue
 		}
-		if err := m.svc.KeepTabs(en.ID); err != nil {
+		if err := m.keepTabsOf(en.ID); err != nil {
 			return m.setFlash("keep failed: " + clean(err.Error()))
 		}
 		return m.setFlash(fmt.Sprintf("kept %d tab(s) of %s: they stay open as operator tabs", len(en.Tabs), clean(en.Name)))

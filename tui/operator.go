@@ -63,3 +63,26 @@ func (m *Model) resume(pending consent.ConversationID) tea.Cmd {
 		return m.svc.Resume(conv)
 	})
 }
+
+// cancel, clearFreezeOf and keepTabsOf are the engine's calls for x, u and
+// o, attributed to this screen's operator like a decision.
+func (m *Model) cancel(conv consent.ConversationID) error {
+	if os, ok := m.svc.(OperatorService); ok {
+		return os.CancelAs(conv, m.operator())
+	}
+	return m.svc.Cancel(conv)
+}
+
+func (m *Model) clearFreezeOf(conv consent.ConversationID) error {
+	if os, ok := m.svc.(OperatorService); ok {
+		return os.ClearFreezeAs(conv, m.operator())
+	}
+	return m.svc.ClearFreeze(conv)
+}
+
+func (m *Model) keepTabsOf(conv consent.ConversationID) error {
+	if os, ok := m.svc.(OperatorService); ok {
+		return os.KeepTabsAs(conv, m.operator())
+	}
+	return m.svc.KeepTabs(conv)
+}

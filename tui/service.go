@@ -108,11 +108,15 @@ type Options struct {
 
 // OperatorService is the part of the engine that attributes a screen's
 // keys to its operator. *consent.Engine satisfies it; a Service without
-// it gets the local calls (Decide, TakeOver, Resume).
+// it gets the local calls (Decide, TakeOver, Resume, Cancel, ClearFreeze,
+// KeepTabs).
 type OperatorService interface {
 	DecideAs(consent.Decision) error
 	TakeOverAs(consent.ConversationID, consent.Operator) error
 	ResumeAs(consent.ConversationID, consent.Operator) error
+	CancelAs(consent.ConversationID, consent.Operator) error
+	ClearFreezeAs(consent.ConversationID, consent.Operator) error
+	KeepTabsAs(consent.ConversationID, consent.Operator) error
 }
 
 var _ OperatorService = (*consent.Engine)(nil)
