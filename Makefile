@@ -19,7 +19,10 @@ GOLANGCI   ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 all: build
 
+# The first build compiles every dependency (minutes on a small or busy
+# machine); say so before the silence.
 build:
+	@echo "make: building ./$(BIN) (the first build compiles every dependency and can take minutes)..."
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/tabwarden
 
 test: deps

@@ -49,13 +49,14 @@ for your key, x stops it and t takes the browser over. p in the console
 gives it another task, run as a conversation of its own beside the first.
 
 Providers: --provider openai talks to any OpenAI-compatible chat-completions
-endpoint (--base-url, e.g. http://127.0.0.1:8080/v1 for llama.cpp, vLLM or
-Ollama; the key from OPENAI_API_KEY, optional with --base-url);
+endpoint (--base-url: http://127.0.0.1:11434/v1 for Ollama,
+http://127.0.0.1:8080/v1 for llama.cpp, http://127.0.0.1:8000/v1 for vLLM;
+the key from OPENAI_API_KEY, optional with --base-url);
 --provider anthropic uses ANTHROPIC_API_KEY. Named setups live in
 $XDG_CONFIG_HOME/tabwarden/providers.json:
 
-  {"setups": {"local": {"provider": "openai", "baseURL": "http://127.0.0.1:8080/v1",
-                        "model": "qwen2.5-vl-7b", "images": "on"}}}
+  {"setups": {"local": {"provider": "openai", "baseURL": "http://127.0.0.1:11434/v1",
+                        "model": "qwen2.5vl:7b", "images": "on"}}}
 
 and are picked with --setup NAME (flags given as well override it). Keys
 are never stored in that file; "keyEnv" names the variable to read.
