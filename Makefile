@@ -26,7 +26,7 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/tabwarden
 
 test: deps
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 15m ./...
 
 # The demo runs headed; on a machine without a display use `xvfb-run -a make demo`
 # (or `tabwarden demo --headless`, without signing in by hand).
