@@ -499,25 +499,33 @@ func (d *Dispatcher) navigate(ctx context.Context, conv consent.ConversationID, 
 // readable runs the read gate for the tab's current origin and returns the
 // tab's DOM handle. Every tool that looks at or acts on a page passes here.
 func (d *Dispatcher) readable(op *consent.Op, conv consent.ConversationID, tab consent.TabID) (*browser.Handle, string, error) {
+	dt, origin, _, err := d.readablePass(op, conv, tab)
+	return dt, origin, err
+}
+
+// readablePass is readable also saying how the read gate passed (a scoped
+// grant's id for the result to name).
+func (d *Dispatcher) readablePass(op *consent.Op, conv consent.ConversationID, tab consent.TabID) (*browser.Handle, string, consent.Pass, error) {
 	info, err := d.browser.Tab(tab)
 	if err != nil {
-		return nil, "", err
+		return nil, "", consent.Pass{}, err
 	}
 	origin, err := pageOrigin(info.URL)
 	if err != nil {
-		return nil, "", err
+		return nil, "", consent.Pass{}, err
 	}
-	if err := d.engine.Ask(op.Context(), consent.Request{
+	pass, err := d.engine.AskGrant(op.Context(), consent.Request{
 		Gate: consent.GateRead, Conversation: conv, Tab: tab, Origin: origin,
 		Recheck: d.sameOrigin(tab, origin),
-	}); err != nil {
-		return nil, "", err
+	})
+	if err != nil {
+		return nil, "", consent.Pass{}, err
 	}
 	dt, err := d.browser.Handle(op.Context(), conv, tab)
 	if err != nil {
-		return nil, "", err
+		return nil, "", consent.Pass{}, err
 	}
-	return dt, origin, nil
+	return dt, origin, pass, nil
 }
 
 // sameOrigin is the post-approval re-check: the page must still be on the
@@ -578,7 +586,7 @@ func (d *Dispatcher) observe(ctx context.Context, conv consent.ConversationID, a
 	if len(obs.LeftOut) > 0 {
 		fields["leftOut"] = obs.LeftOut
 	}
-	res = ok(fields)
+	res = ok(withGrant(fields, p.read))
 	res.Image = obs.Image
 	return res, tab
 }
@@ -597,10 +605,11 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 		return fail(opErr(p.op, err)), tab
 	}
 	review := reviewAction(prep)
-	if err := d.engine.Ask(p.op.Context(), consent.Request{
+	pass, err := d.engine.AskGrant(p.op.Context(), consent.Request{
 		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: p.origin,
 		Action: review, Recheck: d.sameOrigin(tab, p.origin),
-	}); err != nil {
+	})
+	if err != nil {
 		prep.Release()
 		return fail(opErr(p.op, err)), tab
 	}
@@ -608,11 +617,11 @@ func (d *Dispatcher) act(ctx context.Context, conv consent.ConversationID, a Act
 	if err != nil {
 		return fail(opErr(p.op, err)), tab
 	}
-	return ok(map[string]any{
+	return ok(withGrant(map[string]any{
 		"dispatched": receipt.Dispatched,
 		"outcome":    receipt.Outcome,
 		"next":       string(errcode.NextObserve),
-	}), tab
+	}, pass)), tab
 }
 
 // checkAssertion validates a verify (browser_verify or a batch step) before
@@ -636,6 +645,7 @@ func reviewAction(p *dom.Prepared) *consent.Action {
 	}
 	if p.Target != nil {
 		a.Ref, a.Role, a.Name = p.Target.Ref, p.Target.Role, p.Target.Name
+		a.Autocomplete, a.Field, a.CrossOrigin = p.Target.Autocomplete, p.Target.Field, p.Target.CrossOrigin
 	}
 	a.Box = p.Box
 	if p.Point != nil {
@@ -783,6 +793,7 @@ type pageOp struct {
 	op     *consent.Op
 	dt     *browser.Handle
 	origin string
+	read   consent.Pass // how the read gate passed
 }
 
 // beginPage resolves the tab, starts one op on it and passes the read gate.
@@ -796,11 +807,11 @@ func (d *Dispatcher) beginPage(ctx context.Context, conv consent.ConversationID,
 	if err != nil {
 		return nil, fail(err), tab
 	}
-	dt, origin, err := d.readable(op, conv, tab)
+	dt, origin, read, err := d.readablePass(op, conv, tab)
 	if err != nil {
 		res = fail(opErr(op, err))
 		op.End()
 		return nil, res, tab
 	}
-	return &pageOp{op: op, dt: dt, origin: origin}, Result{}, tab
+	return &pageOp{op: op, dt: dt, origin: origin, read: read}, Result{}, tab
 }

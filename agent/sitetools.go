@@ -59,10 +59,11 @@ func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.Conversation
 	if err != nil {
 		return fail(opErr(p.op, err)), tab
 	}
-	if err := d.engine.Ask(p.op.Context(), consent.Request{
+	pass, err := d.engine.AskGrant(p.op.Context(), consent.Request{
 		Gate: consent.GateAction, Conversation: conv, Tab: tab, Origin: p.origin,
 		ToolCall: call.ToolCall(), Recheck: call.Fresh,
-	}); err != nil {
+	})
+	if err != nil {
 		return fail(opErr(p.op, err)), tab
 	}
 	result, err := call.Invoke(p.op.Context())
@@ -75,11 +76,11 @@ func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.Conversation
 	}); err != nil {
 		return fail(withheld(err)), tab
 	}
-	return ok(map[string]any{
+	return ok(withGrant(map[string]any{
 		"outcome": "callback_returned_verify_outcome",
 		"result":  result,
 		"trust":   TrustUntrusted,
-	}), tab
+	}, pass)), tab
 }
 
 // uncertain marks a failure after the tool was invoked: the site may have

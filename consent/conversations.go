@@ -80,6 +80,7 @@ func (e *Engine) EndConversation(id ConversationID, reason string) {
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + msg})
 	c.grants = newGrants()
+	e.revokeConvScopedLocked(id, msg)
 	delete(e.convs, id)
 	var handed []TabID
 	for _, t := range e.tabs {
@@ -164,6 +165,11 @@ func (e *Engine) RemoveTab(id TabID) {
 func (e *Engine) dropTabLocked(t *tab, why *errcode.Error, decision string) {
 	if c, ok := e.convs[t.info.Conversation]; ok {
 		c.grants.revokeTab(t.info.ID)
+		reason := "its tab " + string(t.info.ID) + " closed"
+		if decision != "tab_closed" {
+			reason = "its tab " + string(t.info.ID) + " changed owner"
+		}
+		e.revokeScopedLocked(func(g *scopedGrant) bool { return g.Conversation == c.id && g.Tab == t.info.ID }, reason, Operator{})
 	}
 	for _, r := range append([]*review(nil), e.queue...) {
 		if r.tab == t {

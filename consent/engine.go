@@ -56,6 +56,12 @@ type Config struct {
 	// stop func; the ended-tab grace uses it. Nil: time.AfterFunc. Tests
 	// inject a fake clock's.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// GrantWindow is how long a scoped grant (`s`) lasts before policy's
+	// cap. Zero: DefaultGrantWindow.
+	GrantWindow time.Duration
+	// GrantLimits is what managed policy allows of scoped grants; the
+	// zero value allows every class with no cap (SetGrantLimits reloads).
+	GrantLimits GrantLimits
 }
 
 // Engine is the gate engine (design.md §4). Safe for concurrent use.
@@ -97,6 +103,11 @@ type Engine struct {
 	// (ended.go); graceGen tells a stale grace timer from the live one.
 	ended    map[ConversationID]*ending
 	graceGen uint64
+
+	// scoped holds the live scoped grants by id (scoped.go); limits is
+	// managed policy's say on them.
+	scoped map[string]*scopedGrant
+	limits GrantLimits
 }
 
 // New returns an Engine with cfg applied.
@@ -116,6 +127,9 @@ func New(cfg Config) *Engine {
 	if cfg.EndedTabGrace <= 0 {
 		cfg.EndedTabGrace = DefaultEndedTabGrace
 	}
+	if cfg.GrantWindow <= 0 {
+		cfg.GrantWindow = DefaultGrantWindow
+	}
 	e := &Engine{
 		cfg:    cfg,
 		eff:    effectiveProfile(cfg.Profile, cfg.Floor),
@@ -130,6 +144,8 @@ func New(cfg Config) *Engine {
 		idleCh: make(chan struct{}),
 		disp:   newDispatcher(),
 		run:    newRunID(),
+		scoped: map[string]*scopedGrant{},
+		limits: cfg.GrantLimits,
 	}
 	close(e.idleCh)
 	e.idleClosed = true
@@ -164,6 +180,11 @@ func (e *Engine) Close() {
 		}
 		for _, en := range e.ended {
 			en.stop()
+		}
+		for _, g := range e.scoped {
+			if g.stop != nil {
+				g.stop()
+			}
 		}
 		e.closed = true
 		e.commitLocked()

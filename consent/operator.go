@@ -36,6 +36,11 @@ type Decision struct {
 	// key-ahead guard counts from the later of SeenAt and the moment the
 	// engine put the review on screen; zero counts from the latter alone.
 	SeenAt time.Time
+	// Scoped asks for a scoped grant (`s`) instead of once: the review is
+	// approved and, once its step passes the re-check, this class of step
+	// on its origin in its conversation runs without a review for the
+	// grant window. Only with Approve.
+	Scoped bool
 }
 
 func withOperator(rec audit.Record, op Operator) audit.Record {

@@ -44,6 +44,11 @@ type outcome struct {
 	by       string // operator | engine
 	note     string // audit Note: why the engine withdrew the review
 	op       Operator
+	// scoped: the operator pressed `s`; the grant is given once the step
+	// passes its re-check (grantLocked). grant names the scoped grant the
+	// review was approved under, for the caller's result.
+	scoped bool
+	grant  string
 }
 
 func (r *review) copyOut() Review {
@@ -66,6 +71,10 @@ func (r *review) copyOut() Review {
 	if r.Disclosure != nil {
 		d := *r.Disclosure
 		c.Disclosure = &d
+	}
+	if r.Scope != nil {
+		s := *r.Scope
+		c.Scope = &s
 	}
 	return c
 }
@@ -111,7 +120,7 @@ func (e *Engine) Covered(req Request) bool {
 	if cerr != nil || req.Tab == "" {
 		return false
 	}
-	return c.grants.covers(req, origin)
+	return c.grants.covers(req, origin) || e.scopedCoverLocked(c, req, origin) != nil
 }
 
 // shownKind is the panel the effective profile shows for req given the
@@ -130,7 +139,15 @@ func (e *Engine) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
 	return base
 }
 
-// Ask gates req. It returns nil at once when a grant covers req; otherwise
+// Ask is AskGrant for a caller that does not name the grant in its result.
+func (e *Engine) Ask(ctx context.Context, req Request) error {
+	_, err := e.AskGrant(ctx, req)
+	return err
+}
+
+// AskGrant gates req. It returns at once when a grant covers req (after
+// req.Recheck when a scoped grant covers it, whose id Pass.Grant names);
+// otherwise
 // it queues a review and blocks until the operator decides, the review times
 // out, the op (if any runs on req.Tab) ends or is revoked, or ctx is done.
 // After an approval it re-checks the engine's own state (conversation still
@@ -138,30 +155,34 @@ func (e *Engine) shownKind(base ReviewKind, req Request, g *grants) ReviewKind {
 // then records the grant and returns nil. Errors are *errcode.Error with
 // dispatched:false: user_denied, timeout, needs_attention, paused, canceled,
 // tab_closed, wrong_conversation, or the recheck's code.
-func (e *Engine) Ask(ctx context.Context, req Request) error {
+func (e *Engine) AskGrant(ctx context.Context, req Request) (Pass, error) {
 	base, kerr := baseKind(req)
 	if kerr != nil {
-		return kerr
+		return Pass{}, kerr
 	}
 	origin, oerr := canonOrigin(req.Origin)
 	if oerr != nil {
-		return oerr
+		return Pass{}, oerr
 	}
 	if req.Tab == "" {
-		return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "a gated request must name its tab")
+		return Pass{}, errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "a gated request must name its tab")
 	}
 	if ctx.Err() != nil {
-		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
+		return Pass{}, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
 	}
 	e.mu.Lock()
 	c, t, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
 	if cerr != nil {
 		e.mu.Unlock()
-		return cerr
+		return Pass{}, cerr
 	}
 	if c.grants.covers(req, origin) {
 		e.mu.Unlock()
-		return nil
+		return Pass{}, nil
+	}
+	if g := e.scopedCoverLocked(c, req, origin); g != nil {
+		e.mu.Unlock()
+		return e.passScoped(ctx, req, origin, g, c, t)
 	}
 	r := e.newReviewLocked(req, base, origin, c, t)
 	var opDone <-chan struct{}
@@ -206,35 +227,75 @@ func (e *Engine) Ask(ctx context.Context, req Request) error {
 	}
 	<-r.done
 	if !r.out.approved {
-		return r.out.err
+		return Pass{}, r.out.err
 	}
 
 	e.mu.Lock()
 	err := e.recheckLocked(ctx, r)
 	e.mu.Unlock()
 	if err != nil {
-		return err
+		return Pass{}, err
 	}
 	if req.Recheck != nil {
 		if err := req.Recheck(); err != nil {
-			var ce *errcode.Error
-			if errors.As(err, &ce) {
-				cp := *ce
-				cp.Dispatched, cp.MayHaveChangedState = false, false
-				return &cp
-			}
-			return &errcode.Error{Code: errcode.PageChanged, Message: "the page changed after approval: " + err.Error(), Next: errcode.NextObserveBeforeRetry}
+			return Pass{}, recheckErr(err)
 		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// Again under the lock: a revocation during Recheck must win.
 	if err := e.recheckLocked(ctx, r); err != nil {
-		return err
+		return Pass{}, err
 	}
-	e.grantLocked(r)
+	pass := e.grantLocked(r)
 	e.commitLocked()
-	return nil
+	return pass, nil
+}
+
+// recheckErr is a failed req.Recheck as the agent sees it: nothing ran.
+func recheckErr(err error) *errcode.Error {
+	var ce *errcode.Error
+	if errors.As(err, &ce) {
+		cp := *ce
+		cp.Dispatched, cp.MayHaveChangedState = false, false
+		return &cp
+	}
+	return &errcode.Error{Code: errcode.PageChanged, Message: "the page changed after approval: " + err.Error(), Next: errcode.NextObserveBeforeRetry}
+}
+
+// passScoped lets req through under scoped grant g: the same re-check as
+// after an approval (req.Recheck, then the engine's own state and the
+// grant, under the lock, so a revocation during Recheck wins and the step
+// asks instead), then the use is audited before the step may run.
+func (e *Engine) passScoped(ctx context.Context, req Request, origin string, g *scopedGrant, c *conv, t *tab) (Pass, error) {
+	if req.Recheck != nil {
+		if err := req.Recheck(); err != nil {
+			return Pass{}, recheckErr(err)
+		}
+	}
+	e.mu.Lock()
+	c2, t2, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
+	if cerr != nil {
+		e.mu.Unlock()
+		return Pass{}, cerr
+	}
+	if ctx.Err() != nil {
+		e.mu.Unlock()
+		return Pass{}, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
+	}
+	live := e.scopedCoverLocked(c2, req, origin)
+	if live != g || c2 != c || t2 != t {
+		// Revoked or expired while the page was re-checked: ask.
+		e.mu.Unlock()
+		return e.AskGrant(ctx, req)
+	}
+	err := e.useScopedLocked(g, req, origin, "")
+	e.commitLocked()
+	e.mu.Unlock()
+	if err != nil {
+		return Pass{}, err
+	}
+	return Pass{Grant: g.ID}, nil
 }
 
 func (e *Engine) newReviewLocked(req Request, base ReviewKind, origin string, c *conv, t *tab) *review {
@@ -265,6 +326,7 @@ func (e *Engine) newReviewLocked(req Request, base ReviewKind, origin string, c 
 			Upload:           req.Upload,
 			ToolCall:         req.ToolCall,
 			Disclosure:       req.Disclosure,
+			Scope:            e.offerLocked(kind, req, origin),
 			Created:          now,
 		},
 		req:        req,
@@ -336,8 +398,27 @@ func (e *Engine) recheckLocked(ctx context.Context, r *review) *errcode.Error {
 }
 
 // grantLocked records what an approved review allows, then approves the
-// pending reviews of the conversation the new grant now covers.
-func (e *Engine) grantLocked(r *review) {
+// pending reviews of the conversation the new grant now covers. It
+// returns how the step passed: under a scoped grant (`s`, or one given
+// while this review waited) Pass names it.
+func (e *Engine) grantLocked(r *review) Pass {
+	if r.out.scoped {
+		sg := e.giveScopedLocked(r, r.out.op)
+		if sg == nil {
+			return Pass{}
+		}
+		sg.Uses++ // this review's own step
+		for _, o := range append([]*review(nil), e.queue...) {
+			if o.conv == r.conv && e.scopedCoverLocked(o.conv, o.req, o.origin) == sg {
+				sg.Uses++
+				e.resolveLocked(o, outcome{approved: true, decision: "approved", by: "grant", grant: sg.ID})
+			}
+		}
+		return Pass{Grant: sg.ID}
+	}
+	if r.out.grant != "" {
+		return Pass{Grant: r.out.grant}
+	}
 	g := &r.conv.grants
 	switch r.Kind {
 	case KindNavigation:
@@ -349,13 +430,14 @@ func (e *Engine) grantLocked(r *review) {
 	case KindSession:
 		g.session = true
 	default:
-		return // one use: nothing to remember
+		return Pass{} // one use: nothing to remember
 	}
 	for _, o := range append([]*review(nil), e.queue...) {
 		if o.conv == r.conv && g.covers(o.req, o.origin) {
 			e.resolveLocked(o, outcome{approved: true, decision: "approved", by: "engine"})
 		}
 	}
+	return Pass{}
 }
 
 // Decide resolves the focused review. approve=false denies. It returns
@@ -398,7 +480,19 @@ func (e *Engine) DecideAs(d Decision) error {
 		e.commitLocked()
 		return ErrTooEarly
 	}
-	out := outcome{approved: true, decision: "approved", by: "operator", op: op}
+	if d.Scoped && approve {
+		if r.Scope == nil || r.Scope.Refused {
+			why := "this panel has no scoped grant"
+			if r.Scope != nil {
+				why = r.Scope.Text
+			}
+			err := &NotGrantableError{Reason: why}
+			e.addActivityLocked(r.Conversation, err.Error(), true)
+			e.commitLocked()
+			return err
+		}
+	}
+	out := outcome{approved: true, decision: "approved", by: "operator", op: op, scoped: d.Scoped}
 	if !approve {
 		out = outcome{err: errcode.Errorf(errcode.UserDenied, errcode.NextNone, "the operator denied %s", describeKind(r.Kind, r.req)), decision: "denied", by: "operator", op: op}
 		if r.Kind == KindDisclosure {
@@ -433,6 +527,10 @@ func (e *Engine) resolveLocked(r *review, out outcome) {
 	rec = withOperator(rec, out.op)
 	rec.WaitMS = time.Since(r.realCreate).Milliseconds()
 	rec.Note = out.note
+	rec.Grant = out.grant
+	if out.scoped {
+		rec.Note = joinNote(rec.Note, "s: allow "+string(r.Scope.Class)+" for a while")
+	}
 	if out.err != nil {
 		rec.Code = string(out.err.Code)
 	}
@@ -456,6 +554,12 @@ func (e *Engine) resolveLocked(r *review, out outcome) {
 	if out.op.Name != "" {
 		verb += " by " + out.op.Name
 	}
+	if out.scoped {
+		verb += " (s: for a while)"
+	}
+	if out.grant != "" {
+		verb += " under grant " + out.grant
+	}
 	e.addActivityLocked(r.Conversation, fmt.Sprintf("review %s: %s %s (tab %s)", verb, describeKind(r.Kind, r.req), r.origin, r.Tab), !out.approved && out.decision != "denied")
 	cp := r.copyOut()
 	e.emitLocked(Event{Kind: EventDecision, Conversation: r.Conversation, Tab: r.Tab, Review: &cp, Approved: out.approved})
@@ -463,38 +567,19 @@ func (e *Engine) resolveLocked(r *review, out outcome) {
 
 // recordLocked builds an audit record for r: sizes and digests only.
 func (e *Engine) recordLocked(kind audit.Kind, r *review) audit.Record {
-	rec := audit.Record{
-		Kind:         kind,
-		Conversation: string(r.Conversation),
-		Tab:          string(r.Tab),
-		Origin:       r.origin,
-		Gate:         string(r.Gate),
-		Review:       r.ID,
-		ReviewKind:   string(r.Kind),
-	}
-	switch {
-	case r.req.Action != nil:
-		rec.Action = string(r.req.Action.Type)
-		if r.req.Action.Text != "" {
-			rec.Size = int64(len(r.req.Action.Text))
-			rec.SHA256 = digest(r.req.Action.Text)
-		}
-	case len(r.req.Plan) > 0:
-		rec.Action = "plan"
-		rec.Note = fmt.Sprintf("%d actions", len(r.req.Plan))
-	case r.req.Upload != nil:
-		rec.Action = "upload"
-		rec.Size = r.req.Upload.Size
-		rec.SHA256 = r.req.Upload.SHA256
-	case r.req.ToolCall != nil:
-		rec.Tool = r.req.ToolCall.ToolName
-		rec.Input = r.req.ToolCall.InputSummary
-	case r.Disclosure != nil:
-		rec.Tool = r.Disclosure.ToolName
-		rec.Size = int64(r.Disclosure.Size)
-		rec.SHA256 = r.Disclosure.SHA256
-	}
+	rec := requestRecord(kind, r.req, r.origin)
+	rec.Conversation = string(r.Conversation)
+	rec.Tab = string(r.Tab)
+	rec.Review = r.ID
+	rec.ReviewKind = string(r.Kind)
 	return rec
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func digest(s string) string {

@@ -13,6 +13,8 @@ func (e *Engine) Snapshot() State {
 		Selection:   e.sel,
 		Activity:    append([]Activity(nil), e.activity...),
 		Ended:       e.endedLocked(),
+		Grants:      e.scopedSnapshotLocked(),
+		Now:         e.now(),
 	}
 	waiting := map[TabID]bool{} // tabs with a queued, unfocused review
 	for _, r := range e.queue {
@@ -34,6 +36,11 @@ func (e *Engine) Snapshot() State {
 	sort.Slice(tabs, func(i, j int) bool { return tabs[i].seq < tabs[j].seq })
 	for _, c := range e.sortedConvsLocked() {
 		cs := ConversationState{ID: c.id, Name: c.name, Paused: c.paused, PausedBy: c.pausedBy.Name, Grants: c.grants.describe()}
+		for _, g := range st.Grants {
+			if g.Conversation == c.id {
+				cs.Scoped = append(cs.Scoped, g)
+			}
+		}
 		if c.freeze != nil {
 			f := *c.freeze
 			cs.Frozen = &f

@@ -29,6 +29,7 @@ func (e *Engine) TakeOverAs(id ConversationID, op Operator) error {
 	c.grants.nav = map[navKey]struct{}{}
 	c.grants.thread = false
 	c.grants.session = false
+	e.revokeConvScopedLocked(id, "take-over by "+op.Name)
 	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, withOperator(audit.Record{Kind: audit.KindTakeOver, By: "operator"}, op),
 		"take-over by "+op.Name+": "+c.name+" paused; navigation consent revoked", true)
 	return nil
@@ -83,6 +84,7 @@ func (e *Engine) CancelAs(id ConversationID, op Operator) error {
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator", op: op})
 	c.grants.nav = map[navKey]struct{}{}
+	e.revokeConvScopedLocked(id, "the operator cancelled (x)")
 	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, withOperator(audit.Record{Kind: audit.KindCancel, By: "operator"}, op),
 		"cancelled by "+op.Name+": "+c.name+"; navigation consent revoked", true)
 	return nil

@@ -79,6 +79,15 @@ type Action struct {
 	DeltaY int    // scroll
 	// Verify steps of a plan: Assertion and its value (Text).
 	Assertion string
+	// What the page says of the target, for the never-grantable list of
+	// DESIGN §4 (scoped.go): its autocomplete attribute and its name or id
+	// attribute (a field that looks like payment or identity data always
+	// asks), and whether the step leaves the page's origin (a link or form
+	// to another origin, a frame of another origin). Site content: shown
+	// to no agent, never audited.
+	Autocomplete string
+	Field        string
+	CrossOrigin  bool
 }
 
 // Upload describes a file upload for its review.
@@ -166,6 +175,9 @@ type Review struct {
 	ShownAt time.Time
 	// Deadline is when the review times out (zero while not yet shown).
 	Deadline time.Time
+	// Scope says what `s` would allow on this panel, or why it would not;
+	// nil on panels without `s` (navigation, disclosure, thread, session).
+	Scope *ScopeOffer
 	// QueueDeadline, in a snapshot, is when a review waiting in the queue
 	// fails needs_attention unless it comes on screen first: its op's
 	// budget, or ReviewTimeout for a request held without an op. Zero
@@ -222,7 +234,9 @@ type ConversationState struct {
 	NeedsAttention bool
 	Running        bool
 	Grants         []string // human-readable active grants, e.g. "read https://a.test"
-	Tabs           []TabState
+	// Scoped are the conversation's live scoped grants (chips), oldest first.
+	Scoped []ScopedGrant
+	Tabs   []TabState
 }
 
 // Activity is one line of the activity log. It never holds site content,
@@ -269,6 +283,11 @@ type State struct {
 	// unless the operator keeps them, oldest first. Their tabs are also in
 	// OperatorTabs.
 	Ended []EndedConversation
+	// Grants lists every live scoped grant, oldest first (the G list).
+	Grants []ScopedGrant
+	// Now is the engine's clock when the snapshot was taken: remaining
+	// grant time is Expires - Now.
+	Now time.Time
 }
 
 // EventKind names a control event for listeners (the browser layer).

@@ -23,13 +23,22 @@
 //     most permissive consent profile (strict < thread < trusted) the operator
 //     may run; a more permissive --consent is lowered to it (see
 //     Policy.ClampProfile).
+//   - maxGrantMinutes: the longest window, in whole minutes (1 to 1440), of
+//     a scoped grant (the operator's `s`); a longer --grant-window is cut
+//     to it.
+//   - grantable: the step classes `s` may grant (read, scroll, click,
+//     select, key, fill, site_tool for every site tool, site_tool:NAME for
+//     one). Absent allows every class; [] turns scoped grants off. Uploads,
+//     payment or identity fills, batch plans, cross-origin steps and
+//     disclosures are never grantable whatever a policy says.
 //
 // Unknown or duplicated keys anywhere are errors, never ignored, so a typo
 // cannot silently drop a restriction.
 //
 // Several files merge to the most restrictive reading: browserOrigins
-// intersect (absent ∩ X = X), blockBrowserUploads is OR-ed and the strictest
-// consentFloor wins. No approval and no later file can widen what one file
+// intersect (absent ∩ X = X), blockBrowserUploads is OR-ed, the strictest
+// consentFloor wins, the shortest maxGrantMinutes wins and grantable lists
+// intersect (site_tool ∩ site_tool:x = site_tool:x). No approval and no later file can widen what one file
 // restricts.
 //
 // Invariants: a *Policy is immutable once returned by Parse, Merge or

@@ -214,6 +214,8 @@ var executionKeys = []executionKey{
 	{"browserOrigins", func(l *loader, v *yaml.Node, p *Policy) { p.Origins = l.origins(v) }},
 	{"blockBrowserUploads", (*loader).blockUploads},
 	{"consentFloor", (*loader).consentFloor},
+	{"maxGrantMinutes", (*loader).maxGrantMinutes},
+	{"grantable", func(l *loader, v *yaml.Node, p *Policy) { p.Grantable = l.grantable(v) }},
 }
 
 func (l *loader) execution(n *yaml.Node, p *Policy) {

@@ -35,6 +35,12 @@ type Policy struct {
 	// ConsentFloor is the most permissive consent profile allowed
 	// (ProfileStrict, ProfileThread or ProfileTrusted); "" sets no limit.
 	ConsentFloor string
+	// MaxGrantMinutes caps a scoped grant's window (DESIGN §4); 0 sets no cap.
+	MaxGrantMinutes int
+	// Grantable lists the step classes a scoped grant may cover, sorted
+	// and unique. nil allows every class; a non-nil empty slice turns
+	// scoped grants off.
+	Grantable []string
 }
 
 // Decision is the verdict on one browser request. Code and Message are empty
@@ -57,13 +63,18 @@ func Merge(ps ...*Policy) *Policy {
 			continue
 		}
 		if m == nil {
-			m = &Policy{ConsentFloor: p.ConsentFloor}
+			m = &Policy{ConsentFloor: p.ConsentFloor, MaxGrantMinutes: p.MaxGrantMinutes}
 			if p.Origins != nil {
 				m.Origins = slices.Clone(p.Origins)
+			}
+			if p.Grantable != nil {
+				m.Grantable = slices.Clone(p.Grantable)
 			}
 		} else {
 			m.Origins = intersect(m.Origins, p.Origins)
 			m.ConsentFloor = stricter(m.ConsentFloor, p.ConsentFloor)
+			m.MaxGrantMinutes = minGrantMinutes(m.MaxGrantMinutes, p.MaxGrantMinutes)
+			m.Grantable = intersectGrantable(m.Grantable, p.Grantable)
 		}
 		m.Sources = append(m.Sources, p.Sources...)
 		m.BlockUploads = m.BlockUploads || p.BlockUploads
@@ -180,6 +191,9 @@ func (p *Policy) Summary() string {
 	if p.ConsentFloor != "" {
 		parts = append(parts, "consent ≤ "+p.ConsentFloor)
 	}
+	if g := p.grantsSummary(); g != "" {
+		parts = append(parts, g)
+	}
 	if len(parts) == 0 {
 		return "managed policy: no restrictions"
 	}
@@ -221,5 +235,6 @@ func (p *Policy) Format() string {
 	} else {
 		b.WriteString("Consent profile: any\n")
 	}
+	p.formatGrants(&b)
 	return b.String()
 }

@@ -41,6 +41,12 @@ type Target struct {
 	Name      string `json:"name"`
 	Disabled  bool   `json:"disabled,omitempty"`
 	Sensitive bool   `json:"sensitive,omitempty"`
+	// What the consent engine weighs for scoped grants (DESIGN §4): the
+	// target's autocomplete attribute and name/id attribute, and whether
+	// the step leaves the page's origin. Site content, for the engine only.
+	Autocomplete string `json:"autocomplete,omitempty"`
+	Field        string `json:"field,omitempty"`
+	CrossOrigin  bool   `json:"crossOrigin,omitempty"`
 }
 
 // Receipt is a successful dispatch: the input reached the page, what it did
@@ -205,6 +211,10 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 			Editable  bool   `json:"editable"`
 			ReadOnly  bool   `json:"readOnly"`
 			Tag       string `json:"tag"`
+
+			Autocomplete string `json:"autocomplete"`
+			Field        string `json:"field"`
+			CrossOrigin  bool   `json:"crossOrigin"`
 		}
 		if err := t.runJSON(ctx, &d, "target", a.Ref); err != nil {
 			return nil, opErr(ctx, "prepare", err)
@@ -212,7 +222,8 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 		if err := d.toError(a.Ref); err != nil {
 			return nil, err
 		}
-		p.Target = &Target{Ref: a.Ref, Role: d.Role, Name: d.Name, Disabled: d.Disabled, Sensitive: d.Sensitive}
+		p.Target = &Target{Ref: a.Ref, Role: d.Role, Name: d.Name, Disabled: d.Disabled, Sensitive: d.Sensitive,
+			Autocomplete: d.Autocomplete, Field: d.Field, CrossOrigin: d.CrossOrigin}
 		switch {
 		case d.Sensitive:
 			return nil, jsErr{Err: "sign_in_required"}.toError(a.Ref)

@@ -365,10 +365,37 @@
     return { fr, chain };
   }
 
+  // grantFacts are what the consent engine needs to keep a step off the
+  // never-grantable list (DESIGN §4): the field's autocomplete tokens and
+  // name/id (payment or identity data), and whether the step leaves the
+  // page's origin (a link or a form submit to another origin, or an
+  // element in a frame of another origin).
+  function grantFacts(el, d) {
+    const ac = el.getAttribute && el.getAttribute('autocomplete');
+    if (ac) d.autocomplete = cut(ac, 120);
+    const field = (el.getAttribute && (el.getAttribute('name') || el.id)) || '';
+    if (field) d.field = cut(field, 120);
+    const page = document.location.origin;
+    const other = (u) => {
+      try {
+        const x = new URL(u, el.baseURI);
+        return (x.protocol === 'http:' || x.protocol === 'https:') && x.origin !== page;
+      } catch (e) { return false; }
+    };
+    if (el.ownerDocument && el.ownerDocument.location && el.ownerDocument.location.origin !== page) d.crossOrigin = true;
+    const link = el.closest && el.closest('a[href], area[href]');
+    if (link && other(link.getAttribute('href'))) d.crossOrigin = true;
+    const t = (el.type || '').toLowerCase();
+    if (el.form && (el.localName === 'button' && t !== 'button' && t !== 'reset' || el.localName === 'input' && (t === 'submit' || t === 'image'))) {
+      if (other(el.formAction || el.form.action)) d.crossOrigin = true;
+    }
+    return d;
+  }
+
   W.target = (ref) => {
     const el = get(ref);
     if (!el) return JSON.stringify({ err: 'stale_element' });
-    const d = describe(el, roleOf(el));
+    const d = grantFacts(el, describe(el, roleOf(el)));
     d.ref = ref;
     d.tag = el.localName;
     d.type = el.localName === 'input' ? (el.type || 'text').toLowerCase() : '';
@@ -469,8 +496,9 @@
   // lies under a point. Elements not listed before get a ref here too.
   function brief(el) {
     if (!el || el === document.body || el === document.documentElement) return JSON.stringify({});
-    const d = describe(el, roleOf(el));
-    return JSON.stringify({ ref: ensureRef(el), role: d.role, name: d.name, sensitive: !!d.sensitive, disabled: !!d.disabled });
+    const d = grantFacts(el, describe(el, roleOf(el)));
+    return JSON.stringify({ ref: ensureRef(el), role: d.role, name: d.name, sensitive: !!d.sensitive, disabled: !!d.disabled,
+      autocomplete: d.autocomplete, field: d.field, crossOrigin: !!d.crossOrigin });
   }
   W.focused = () => brief(deepActive());
   W.at = (x, y) => brief(deepHit(document, x, y));

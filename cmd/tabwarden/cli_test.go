@@ -529,3 +529,26 @@ func TestAuditDefaultsToToday(t *testing.T) {
 	r.wantCode(t, 0)
 	contains(t, "table", r.stdout, "approved")
 }
+
+func TestPolicyCheckGrantKeys(t *testing.T) {
+	r := run(t, nil, "policy", "check", policyFile("grants-team.yaml"), policyFile("valid.json"))
+	r.wantCode(t, 0)
+	contains(t, "policy", r.stdout, "Scoped grants (s): only click, read, scroll", "Scoped grant window: at most 10 min")
+	r = run(t, nil, "policy", "check", policyFile("grants-team.yaml"), policyFile("grants-off.json"))
+	r.wantCode(t, 0)
+	contains(t, "policy", r.stdout, "Scoped grants (s): off")
+	r = run(t, nil, "policy", "check", policyFile("bad-grants.yaml"))
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr,
+		`bad-grants.yaml: maxGrantMinutes "0": Use a whole number of minutes from 1 to 1440; to turn scoped grants off, set grantable: [].`,
+		`bad-grants.yaml: grantable[1] "upload": Use read, scroll, click, select, key, fill, site_tool or site_tool:NAME.`)
+}
+
+func TestGrantWindowFlag(t *testing.T) {
+	for _, v := range []string{"30s", "25h"} {
+		r := run(t, nil, "--grant-window", v, "version")
+		r.wantCode(t, 2)
+		contains(t, "stderr "+v, r.stderr, "invalid --grant-window", "use 1m to 24h")
+	}
+	run(t, nil, "--grant-window", "5m", "version").wantCode(t, 0)
+}

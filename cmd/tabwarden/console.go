@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 
@@ -92,12 +93,17 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 			Policy:   pol.Summary(),
 		},
 	}
+	cfg.GrantWindow = o.grantWindow
 	if pol != nil {
 		cfg.Floor = consent.Profile(pol.ConsentFloor)
+		cfg.GrantLimits = grantLimits(pol)
 	}
 	eng := consent.New(cfg)
 	if eng.Profile() != cfg.Profile {
 		eng.Note("", fmt.Sprintf("consent profile %s lowered to %s by managed policy", cfg.Profile, eng.Profile()), true)
+	}
+	if w := eng.GrantWindow(); w < o.grantWindow {
+		eng.Note("", fmt.Sprintf("grant window %s cut to %s by managed policy (maxGrantMinutes)", o.grantWindow, w), true)
 	}
 	slog.Info("console started", "profile", eng.Profile(), "reviewDelay", o.reviewDelay, "reviewTimeout", o.reviewTimeout,
 		"audit", auditLog.Path(), "policy", pol.Summary(), "script", o.script)
@@ -149,6 +155,18 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		return failure(err)
 	}
 	return nil
+}
+
+// grantLimits is managed policy's say on scoped grants, for the engine.
+func grantLimits(pol *policy.Policy) consent.GrantLimits {
+	l := consent.GrantLimits{MaxWindow: time.Duration(pol.MaxGrantMinutes) * time.Minute}
+	if pol.Grantable != nil {
+		l.Grantable = []consent.GrantClass{}
+		for _, c := range pol.Grantable {
+			l.Grantable = append(l.Grantable, consent.GrantClass(c))
+		}
+	}
+	return l
 }
 
 func openAudit(path string) (*audit.FileLog, error) {

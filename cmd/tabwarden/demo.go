@@ -104,7 +104,7 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 		reviewTimeout = o.reviewTimeout
 	}
 	eng := consent.New(consent.Config{Profile: consent.Profile(o.consent), ReviewDelay: o.reviewDelay,
-		ReviewTimeout: reviewTimeout, OpDeadline: demoReviewTimeout, Audit: auditLog,
+		ReviewTimeout: reviewTimeout, OpDeadline: demoReviewTimeout, Audit: auditLog, GrantWindow: o.grantWindow,
 		Info: consent.Info{Browser: browserNotStarted, Endpoint: mcpNotStarted, Policy: "none (demo; the policy run has its own)"}})
 	defer eng.Close()
 

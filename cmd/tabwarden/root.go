@@ -22,6 +22,7 @@ import (
 type options struct {
 	consent     string
 	reviewDelay time.Duration
+	grantWindow time.Duration // DESIGN §4: how long `s` allows a class of step
 	policies    []string
 	profile     string
 	chromium    string
@@ -126,6 +127,8 @@ Run without a command to start the console.`,
 		"how long a review must be on screen before the a key approves it (key-ahead guard; minimum 250ms)")
 	pf.DurationVar(&o.reviewTimeout, "review-timeout", consent.DefaultReviewTimeout,
 		"how long a review waits for your key once on screen (and a held request in the queue); 10s to 30m")
+	pf.DurationVar(&o.grantWindow, "grant-window", consent.DefaultGrantWindow,
+		"how long s (allow for a while) lets one class of step run on one origin without asking; 1m to 24h, capped by policy maxGrantMinutes")
 	pf.StringArrayVar(&o.policies, "policy", nil,
 		"managed policy file (JSON or YAML); repeat for several, they are intersected")
 	pf.StringVar(&o.profile, "profile", "",
@@ -188,6 +191,9 @@ func (o *options) validate() error {
 	if o.reviewTimeout < consent.MinReviewTimeout || o.reviewTimeout > consent.MaxReviewTimeout {
 		return usageErrorf("invalid --review-timeout %s: use %s to %s",
 			o.reviewTimeout, consent.MinReviewTimeout, consent.MaxReviewTimeout)
+	}
+	if o.grantWindow < time.Minute || o.grantWindow > consent.MaxGrantWindow {
+		return usageErrorf("invalid --grant-window %s: use 1m to 24h (managed policy may cap it further)", o.grantWindow)
 	}
 	if o.tools != "" && o.tools != "default" && o.tools != "web_use" {
 		return usageErrorf("invalid --tools '%s': use default or web_use", o.tools)

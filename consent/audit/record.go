@@ -47,6 +47,14 @@ const (
 	// record's Note says why it stopped).
 	KindRunStart Kind = "run_start"
 	KindRunStop  Kind = "run_stop"
+	// Scoped grants (DESIGN §4): one given with `s` (Grant: its id; Note:
+	// class, window and expiry), each step it covered instead of a review,
+	// its revocation (Note: why; Operator when a person revoked it) and its
+	// end at the close of its window.
+	KindGrant        Kind = "grant"
+	KindGrantUse     Kind = "grant_use"
+	KindGrantRevoked Kind = "grant_revoke"
+	KindGrantExpired Kind = "grant_expiry"
 )
 
 // Record is one line of the audit log. Omitted fields are left out of the JSON.
@@ -76,6 +84,9 @@ type Record struct {
 	SHA256         string `json:"sha256,omitempty"` // digest of the same
 	URL            string `json:"url,omitempty"`    // blocked request URL (origin+path, no query)
 	Note           string `json:"note,omitempty"`
+	// Grant is the scoped grant's id on its own records and on every
+	// decision or step it covered.
+	Grant string `json:"grant,omitempty"`
 }
 
 // Sink receives records. Write must not return before the record is durable.

@@ -37,6 +37,9 @@ var columns = []column{
 		if r.ReviewKind == "thread" || r.ReviewKind == "session" {
 			gate = r.ReviewKind + " grant"
 		}
+		if r.Grant != "" {
+			gate = joinSet(" ", gate, "grant "+r.Grant)
+		}
 		return joinSet("/", gate, r.Tool, r.Action)
 	}},
 	// A decision's code (user_denied for denied, …) says nothing more; a

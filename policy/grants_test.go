@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestGrantKeysParse(t *testing.T) {
+	p, err := Parse("a.yaml", []byte("execution:\n  maxGrantMinutes: 10\n  grantable: [click, read, site_tool:save_draft, click]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxGrantMinutes != 10 || !slices.Equal(p.Grantable, []string{"click", "read", "site_tool:save_draft"}) {
+		t.Fatalf("got %d %v", p.MaxGrantMinutes, p.Grantable)
+	}
+	off, err := Parse("b.json", []byte(`{"execution":{"grantable":[]}}`))
+	if err != nil || off.Grantable == nil || len(off.Grantable) != 0 {
+		t.Fatalf("grantable: [] gave %#v, %v", off.Grantable, err)
+	}
+	if !strings.Contains(off.Format(), "Scoped grants (s): off") || off.Summary() != "scoped grants off" {
+		t.Fatalf("format/summary of grantable: []:\n%s\n%s", off.Format(), off.Summary())
+	}
+	none, _ := Parse("c.json", []byte(`{"execution":{}}`))
+	if none.Grantable != nil || none.MaxGrantMinutes != 0 {
+		t.Fatalf("absent keys: %+v", none)
+	}
+}
+
+func TestGrantKeysRejected(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"execution":{"maxGrantMinutes":0}}`, `maxGrantMinutes "0": Use a whole number of minutes from 1 to 1440; to turn scoped grants off, set grantable: [].`},
+		{`{"execution":{"maxGrantMinutes":1441}}`, `maxGrantMinutes "1441"`},
+		{`{"execution":{"maxGrantMinutes":"15"}}`, `maxGrantMinutes "15"`},
+		{`{"execution":{"maxGrantMinutes":2.5}}`, `maxGrantMinutes "2.5"`},
+		{`{"execution":{"grantable":"click"}}`, `grantable: must be a list of step classes; use [] to turn scoped grants off`},
+		{`{"execution":{"grantable":["upload"]}}`, `grantable[0] "upload": ` + MsgGrantClass},
+		{`{"execution":{"grantable":["click","site_tool:bad name"]}}`, `grantable[1] "site_tool:bad name"`},
+		{`{"execution":{"grantable":[null]}}`, `grantable[0]`},
+		{`{"execution":{"grantables":[]}}`, `unknown key (known: browserOrigins, blockBrowserUploads, consentFloor, maxGrantMinutes, grantable)`},
+	} {
+		_, err := Parse("p.json", []byte(c.doc))
+		var ve *ValidationError
+		if !errors.As(err, &ve) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestGrantKeysMergeStrictest(t *testing.T) {
+	a := &Policy{Sources: []string{"a"}, MaxGrantMinutes: 30, Grantable: []string{"click", "fill", "site_tool"}}
+	b := &Policy{Sources: []string{"b"}, MaxGrantMinutes: 10, Grantable: []string{"click", "read", "site_tool:save_draft"}}
+	open := &Policy{Sources: []string{"open"}}
+	m := Merge(a, open, b)
+	if m.MaxGrantMinutes != 10 || !slices.Equal(m.Grantable, []string{"click", "site_tool:save_draft"}) {
+		t.Fatalf("merged %d %v", m.MaxGrantMinutes, m.Grantable)
+	}
+	if m := Merge(open, a); m.MaxGrantMinutes != 30 || !slices.Equal(m.Grantable, a.Grantable) {
+		t.Fatalf("absent ∩ a = %d %v", m.MaxGrantMinutes, m.Grantable)
+	}
+	off := &Policy{Sources: []string{"off"}, Grantable: []string{}}
+	if m := Merge(a, off); m.Grantable == nil || len(m.Grantable) != 0 {
+		t.Fatalf("a ∩ [] = %#v", m.Grantable)
+	}
+	if m := Merge(open, open); m.Grantable != nil || m.MaxGrantMinutes != 0 {
+		t.Fatalf("no file restricts: %+v", m)
+	}
+	if got := Merge(a, b).Summary(); got != "grants: click,site_tool:save_draft ≤ 10 min" {
+		t.Fatalf("summary %q", got)
+	}
+}
