@@ -2,15 +2,10 @@ package browser
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +61,17 @@ type Options struct {
 	// endpoint) instead of launching one; Chromium, ProfileDir, Headless
 	// and ExtraFlags are then ignored and Close leaves that Chromium running.
 	BrowserURL string
+	// BrowserToken is the fleet engine's credential (--browser-token),
+	// sent in the Authorization header of every request to BrowserURL. It
+	// is never shown: see ShownURL.
+	BrowserToken string
+	// HandshakeTimeout bounds an attach's wait for its websocket (a fleet
+	// engine queues by holding the upgrade). Zero: two minutes.
+	HandshakeTimeout time.Duration
+	// Waiting, when set, is told (once per attach) that the fleet engine
+	// is queueing the console, with the line to show; the header says it
+	// too.
+	Waiting func(string)
 	// ExtraFlags are appended to the launch flags.
 	ExtraFlags []string
 	// Gate is the consent engine. Required.
@@ -143,23 +149,14 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if opts.BrowserURL != "" {
+		return attach(ctx, opts, log)
+	}
 	ctx, cancelLaunch := context.WithTimeout(ctx, launchTimeout)
 	defer cancelLaunch()
-
-	var proc *process
-	wsURL := opts.BrowserURL
-	if wsURL != "" {
-		u, err := resolveEndpoint(ctx, wsURL)
-		if err != nil {
-			return nil, unavailable("cannot reach the browser at %s: %v", opts.BrowserURL, err)
-		}
-		wsURL = u
-	} else {
-		var err error
-		proc, wsURL, err = launchChromium(ctx, &opts)
-		if err != nil {
-			return nil, err
-		}
+	proc, wsURL, err := launchChromium(ctx, &opts)
+	if err != nil {
+		return nil, err
 	}
 	return open(ctx, opts, log, proc, wsURL)
 }
@@ -243,52 +240,30 @@ func launchChromium(ctx context.Context, opts *Options) (*process, string, error
 	return start(ctx, bin, args)
 }
 
-// resolveEndpoint accepts a ws:// DevTools URL as is, or asks an http(s)
-// endpoint (or bare host:port) for its browser websocket URL.
-func resolveEndpoint(ctx context.Context, raw string) (string, error) {
-	if strings.HasPrefix(raw, "ws://") || strings.HasPrefix(raw, "wss://") {
-		return raw, nil
+// dial opens the DevTools websocket at wsURL: plainly for a Chromium we
+// launched (proc), under the attach handshake's rules otherwise.
+func (b *Browser) dial(ctx context.Context, wsURL string, proc *process) (*wsConn, error) {
+	if proc == nil {
+		return b.dialAttached(ctx, wsURL)
 	}
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
+	ws, _, err := dialCDP(ctx, wsURL, nil)
 	if err != nil {
-		return "", err
+		return nil, unavailable("connect to Chromium DevTools: %v", err)
 	}
-	u.Path, u.RawQuery = "/json/version", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer res.Body.Close()
-	var v struct {
-		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
-	}
-	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&v); err != nil {
-		return "", fmt.Errorf("%s: %w", u, err)
-	}
-	ws, err := url.Parse(v.WebSocketDebuggerURL)
-	if err != nil || ws.Host == "" {
-		return "", fmt.Errorf("%s gave no webSocketDebuggerUrl", u)
-	}
-	// Chromium names itself by the address it bound; the operator may
-	// reach it through another (a tunnel), so keep the host they gave.
-	ws.Host = u.Host
-	return ws.String(), nil
+	return ws, nil
 }
 
 // connect opens a DevTools connection with the request hook enabled and
 // starts its event loop. proc is the Chromium behind wsURL (nil: attached).
 func (b *Browser) connect(ctx context.Context, wsURL string, proc *process) (*conn, error) {
-	ws, _, err := dialCDP(ctx, wsURL, nil)
+	ws, err := b.dial(ctx, wsURL, proc)
 	if err != nil {
-		return nil, unavailable("connect to Chromium DevTools: %v", err)
+		return nil, err
 	}
+	// The launch deadline counts from the handshake: a fleet engine may
+	// have queued it for minutes.
+	ctx, cancel := context.WithTimeout(ctx, launchTimeout)
+	defer cancel()
 	client := cdp.New().Start(ws)
 	c := &conn{ws: ws, proc: proc, gone: make(chan struct{})}
 	c.rod = rod.New().Client(client).Context(b.ctx).NoDefaultDevice()
@@ -442,7 +417,7 @@ func (b *Browser) alive() error {
 		return nil
 	}
 	if b.cur.proc == nil {
-		return unavailable("the browser at %s is gone; restart the console to attach again", b.opts.BrowserURL)
+		return unavailable("the browser at %s is gone; restart the console to attach again", ShownURL(b.opts.BrowserURL))
 	}
 	if !b.relaunching {
 		b.relaunching = true
@@ -529,7 +504,7 @@ func (c *conn) teardown(grace time.Duration) {
 func (b *Browser) String() string {
 	c := b.conn()
 	if c.proc == nil {
-		return fmt.Sprintf("attached %s", b.opts.BrowserURL)
+		return "attached " + ShownURL(b.opts.BrowserURL)
 	}
 	// The header shows this: a headless console says so at all times, so
 	// nobody looks for a window that is not there.

@@ -43,7 +43,9 @@ func newFakeCDP(t testing.TB) *fakeCDP {
 }
 
 // URL is the endpoint's ws:// URL.
-func (f *fakeCDP) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/devtools/browser/fake" }
+func (f *fakeCDP) URL() string {
+	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/devtools/browser/fake"
+}
 
 func (f *fakeCDP) result(method, json string) {
 	f.mu.Lock()
@@ -57,6 +59,12 @@ func (f *fakeCDP) serve(w http.ResponseWriter, r *http.Request) {
 	up := f.upgrade
 	f.mu.Unlock()
 	if up != nil && !up(w, r) {
+		return
+	}
+	if r.URL.Path == "/json/version" {
+		// As browserless answers: its own address, no token.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"Browser":"Chrome/156","webSocketDebuggerUrl":"ws://`+r.Host+`/devtools/browser/fake"}`)
 		return
 	}
 	key := r.Header.Get("Sec-WebSocket-Key")

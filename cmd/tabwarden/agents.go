@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/hosts"
@@ -30,13 +31,16 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	// The flag check accepts more than the server listens on ([::1]); an
 	// address the server would refuse is refused before Chromium starts.
 	br, err := browser.Launch(ctx, browser.Options{
-		Chromium:   o.chromium,
-		ProfileDir: o.profile,
-		Headless:   o.headless,
-		BrowserURL: o.browserURL,
-		Gate:       eng,
-		Policy:     pol,
-		Logger:     slog.Default(),
+		Chromium:     o.chromium,
+		ProfileDir:   o.profile,
+		Headless:     o.headless,
+		BrowserURL:   o.browserURL,
+		BrowserToken: o.browserToken,
+		// The TUI is not up yet: the terminal says the fleet queues us.
+		Waiting: func(line string) { fmt.Fprintln(os.Stderr, "tabwarden: "+line+" …") },
+		Gate:    eng,
+		Policy:  pol,
+		Logger:  slog.Default(),
 	})
 	if err != nil {
 		return nil, failure(fmt.Errorf("browser: %w", err))

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tabwarden/tabwarden/browser"
 )
 
 // chromiumNames are the executables searched on PATH, in order (design.md §3:
@@ -140,7 +142,7 @@ func checkChromium(ctx context.Context, o *options, env doctorEnv) check {
 	}
 	if o.browserURL != "" {
 		c.ok = true
-		c.detail = "not needed: attaching to " + o.browserURL
+		c.detail = "not needed: attaching to " + browser.ShownURL(o.browserURL)
 		return c
 	}
 	switch source {

@@ -15,8 +15,8 @@ import (
 var usesGlobal = map[string][]string{
 	"demo":   {"review-delay", "profile", "chromium", "headless", "audit"},
 	"audit":  {"audit"},
-	"doctor": {"chromium", "headless", "browser-url", "profile", "ssh-listen", "ssh-authorized-keys"},
-	"run":    {"consent", "review-delay", "review-timeout", "policy", "profile", "chromium", "headless", "browser-url", "mcp-listen", "mcp-session-idle", "audit", "ssh-listen", "ssh-authorized-keys", "page-view"},
+	"doctor": {"chromium", "headless", "browser-url", "browser-token", "profile", "ssh-listen", "ssh-authorized-keys"},
+	"run":    {"consent", "review-delay", "review-timeout", "policy", "profile", "chromium", "headless", "browser-url", "browser-token", "mcp-listen", "mcp-session-idle", "audit", "ssh-listen", "ssh-authorized-keys", "page-view"},
 }
 
 // scopeHelp makes each subcommand's help show its own flags only.

@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui"
 )
@@ -28,12 +30,15 @@ type options struct {
 	chromium    string
 	headless    bool
 	browserURL  string
-	mcpListen   string
-	audit       string
-	maxUpload   int64
-	sessionIdle time.Duration
-	tools       string
-	script      string // hidden: scripted consent requests for exercising the screen
+	// browserToken is the fleet's credential (--browser-token, else
+	// $TABWARDEN_BROWSER_TOKEN); never printed.
+	browserToken string
+	mcpListen    string
+	audit        string
+	maxUpload    int64
+	sessionIdle  time.Duration
+	tools        string
+	script       string // hidden: scripted consent requests for exercising the screen
 
 	// reviewTimeout is --review-timeout; reviewTimeoutSet says it was
 	// given (the demo keeps its own longer timeout otherwise).
@@ -137,7 +142,9 @@ Run without a command to start the console.`,
 		"Chromium/Chrome executable (default $TABWARDEN_CHROMIUM, then PATH)")
 	pf.BoolVar(&o.headless, "headless", false, "run Chromium headless (CI and servers without a display)")
 	pf.StringVar(&o.browserURL, "browser-url", "",
-		"attach to a running Chromium's DevTools endpoint instead of launching one")
+		"attach to a running Chromium's DevTools endpoint, a browserless or a Selenium Grid 4 instead of launching one")
+	pf.StringVar(&o.browserToken, "browser-token", "",
+		"the fleet engine's token for --browser-url (default $"+browser.EnvBrowserToken+"; the variable keeps it out of ps)")
 	pf.StringVar(&o.mcpListen, "mcp-listen", "127.0.0.1:0", "loopback address the MCP server listens on")
 	pf.DurationVar(&o.sessionIdle, "mcp-session-idle", mcpserver.DefaultSessionIdleTimeout,
 		"end a stateful MCP session (its tabs go to you) after this long without a request; 0 never")
@@ -215,10 +222,13 @@ func (o *options) validate() error {
 	if err := o.checkSSHFlags(); err != nil {
 		return err
 	}
+	if o.browserToken == "" {
+		o.browserToken = os.Getenv(browser.EnvBrowserToken)
+	}
 	if o.browserURL != "" {
 		u, err := url.Parse(o.browserURL)
 		if err != nil || u.Host == "" || !oneOf(u.Scheme, "http", "https", "ws", "wss") {
-			return usageErrorf("invalid --browser-url '%s': use the DevTools endpoint, e.g. http://127.0.0.1:9222", o.browserURL)
+			return usageErrorf("invalid --browser-url '%s': use the DevTools endpoint, e.g. http://127.0.0.1:9222", browser.ShownURL(o.browserURL))
 		}
 	}
 	return nil
