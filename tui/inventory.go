@@ -192,6 +192,7 @@ func (v inventory) lines(w int) (out []string, selected int) {
 		if c.Frozen != nil {
 			out = append(out, v.st.warn.Render(frozenText(*c.Frozen, w)))
 		}
+		out = append(out, grantChips(c.Scoped, v.now, w)...)
 		for _, t := range c.Tabs {
 			isSel := selIdx >= 0 && selItem.conv == c.ID && selItem.tab == t.ID
 			out = append(out, v.tabLine(t, isSel, w))

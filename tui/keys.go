@@ -6,6 +6,8 @@ import "charm.land/bubbles/v2/key"
 // render from it, so what is shown is what is bound.
 type keyMap struct {
 	Approve  key.Binding
+	Scoped   key.Binding
+	Grants   key.Binding
 	Deny     key.Binding
 	TakeOver key.Binding
 	Resume   key.Binding
@@ -38,6 +40,8 @@ type keyMap struct {
 func defaultKeyMap() keyMap {
 	return keyMap{
 		Approve:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve")),
+		Scoped:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "for a while")),
+		Grants:   key.NewBinding(key.WithKeys("G"), key.WithHelp("G", "grants")),
 		Deny:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny")),
 		TakeOver: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "take over")),
 		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
@@ -108,9 +112,9 @@ func (k keyMap) NarrowHelp() []key.Binding {
 // FullHelp is the `?` screen, one column per concern.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Approve, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
+		{k.Approve, k.Scoped, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
 		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss, k.Prompt},
-		{k.Oldest, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
+		{k.Oldest, k.Grants, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
 		{k.Help, k.Quit, k.ForceQ, k.PageView, k.PageType},
 	}
 }

@@ -285,13 +285,13 @@ func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]s
 // measured once per frame and serves both the wide layout's height budget
 // and the drawing.
 type reviewColumn struct {
-	banner, token, main section
-	chrome              int  // the review panel's lines besides its body
-	review              bool // main is a review panel, not the placeholder
+	banner, token, grants, main section
+	chrome                      int  // the review panel's lines besides its body
+	review                      bool // main is a review panel, not the placeholder
 }
 
 func (m Model) reviewColumn(panel *reviewPanel, w int) reviewColumn {
-	c := reviewColumn{banner: m.bannerSection(w), token: m.tokenSection(w)}
+	c := reviewColumn{banner: m.bannerSection(w), token: m.tokenSection(w), grants: m.grantsSection(w)}
 	if panel == nil {
 		c.main = m.placeholder(w)
 		return c
@@ -302,13 +302,16 @@ func (m Model) reviewColumn(panel *reviewPanel, w int) reviewColumn {
 }
 
 // height is what stack would draw given room.
-func (c reviewColumn) height() int { return c.banner.desired + c.token.desired + c.main.desired }
+func (c reviewColumn) height() int {
+	return c.banner.desired + c.token.desired + c.grants.desired + c.main.desired
+}
 
 // stack stacks the column into st, leaving reserve lines for the sections
 // below. It returns the review body's height.
 func (c reviewColumn) stack(st *stack, reserve int) int {
 	st.take(c.banner, c.banner.desired)
 	st.take(c.token, min(c.token.desired, st.avail-reserve))
+	st.take(c.grants, min(c.grants.desired, st.avail-reserve))
 	if !c.review {
 		st.take(c.main, c.main.desired)
 		return 0

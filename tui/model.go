@@ -75,6 +75,7 @@ type Model struct {
 	flash         string
 	flashSeq      int
 	tokens        *tokenPanel
+	grants        *grantsPanel // the G list, when open
 
 	// vp scrolls the focused review's body; vpKey says what it was filled
 	// from, so it is refilled only when that changes and a new review
@@ -250,6 +251,11 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	}
+	if m.grants != nil {
+		if cmd, used := m.grantsKey(k); used {
+			return cmd
+		}
+	}
 	resumeConv := m.resumeConv
 	m.resumeConv = ""
 	if m.confirmQuit {
@@ -276,6 +282,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(k, keys.Approve):
 		return m.decide(true)
+	case key.Matches(k, keys.Scoped):
+		return m.decideScoped()
+	case key.Matches(k, keys.Grants):
+		return m.openGrants()
 	case key.Matches(k, keys.Deny):
 		return m.decide(false)
 	case key.Matches(k, keys.TakeOver):

@@ -98,11 +98,22 @@ func (p reviewPanel) tail(w int, scroll string) []string {
 		cons = "(no consequence text)"
 	}
 	b.field("effect", cons)
+	if s := p.r.Scope; s != nil {
+		// What `s` would allow, in words, before it is pressed.
+		if s.Refused {
+			b.field("s", "not offered: "+clean(s.Text))
+		} else {
+			b.field("s", clean(s.Text))
+		}
+	}
 	label := clean(p.r.ApproveLabel)
 	if label == "" {
 		label = "approve"
 	}
 	keys := "a " + label + "  d deny"
+	if s := p.r.Scope; s != nil && !s.Refused {
+		keys = "a " + label + "  s for a while  d deny"
+	}
 	if scroll != "" && width(keys)+2+width(scroll) <= w {
 		keys += strings.Repeat(" ", w-width(keys)-width(scroll)) + scroll
 	}
