@@ -52,9 +52,11 @@ var codeShape = regexp.MustCompile(`^[a-z][a-z_]*[a-z]$`)
 // panic and never browser_operation_failed (the code an uncoded Go error
 // falls back to: a decoding error that escaped its code would show as it).
 func FuzzDispatchArguments(f *testing.F) {
-	tools := []string{"web_use", "no_such_tool"}
-	for _, s := range agent.Specs {
-		tools = append(tools, s.Name)
+	tools := []string{"no_such_tool"}
+	for _, p := range agent.Profiles {
+		for _, t := range p.Tools {
+			tools = append(tools, t.Name)
+		}
 	}
 	seeds := []string{
 		``, `null`, `{}`, `[]`, `"x"`, `{"tabId":"t1"}`, `{"url":"http://127.0.0.1:1/"}`,

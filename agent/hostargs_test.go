@@ -16,20 +16,20 @@ import (
 // (or succeeds) for reasons of its own, which adding a host's argument must
 // not change.
 var hostArgsBase = map[string]string{
-	"browser_tabs":      `{}`,
-	"browser_open":      `{"url":"http://127.0.0.1:1/"}`,
-	"browser_navigate":  `{"tabId":"t1","action":"reload"}`,
-	"browser_observe":   `{"tabId":"t1"}`,
-	"browser_act":       `{"tabId":"t1","observationId":"o1","action":{"type":"click","ref":"e1"}}`,
-	"browser_verify":    `{"tabId":"t1","assertion":"text_contains","value":"x"}`,
-	"browser_handoff":   `{"tabId":"t1"}`,
-	"browser_close":     `{"tabId":"t1"}`,
-	"browser_upload":    `{"tabId":"t1","observationId":"o1","ref":"e1","filename":"a.txt","contentBase64":"aGk="}`,
-	"browser_batch":     `{"tabId":"t1","steps":[{"verify":{"assertion":"text_contains","value":"x"}}]}`,
-	"browser_job":       `{"jobId":"job-0"}`,
-	"webmcp_list_tools": `{"tabId":"t1"}`,
-	"webmcp_call_tool":  `{"tabId":"t1","toolId":"x","input":{}}`,
-	"web_use":           `{"command":"list_pages"}`,
+	"browser_tabs":             `{}`,
+	"browser_open":             `{"url":"http://127.0.0.1:1/"}`,
+	"browser_navigate":         `{"tabId":"t1","action":"reload"}`,
+	"browser_observe":          `{"tabId":"t1"}`,
+	"browser_act":              `{"tabId":"t1","observationId":"o1","action":{"type":"click","ref":"e1"}}`,
+	"browser_verify":           `{"tabId":"t1","assertion":"text_contains","value":"x"}`,
+	"browser_handoff":          `{"tabId":"t1"}`,
+	"browser_close":            `{"tabId":"t1"}`,
+	"browser_upload":           `{"tabId":"t1","observationId":"o1","ref":"e1","filename":"a.txt","contentBase64":"aGk="}`,
+	"browser_batch":            `{"tabId":"t1","steps":[{"verify":{"assertion":"text_contains","value":"x"}}]}`,
+	"browser_job":              `{"jobId":"job-0"}`,
+	"webmcp_list_tools":        `{"tabId":"t1"}`,
+	"webmcp_call_tool":         `{"tabId":"t1","toolId":"x","input":{}}`,
+	agent.WebUse.Tools[0].Name: `{"command":"list_pages"}`,
 }
 
 // withField adds "name":value to the JSON object base.
@@ -42,7 +42,7 @@ func withField(base, name, value string) json.RawMessage {
 
 // TestHostAddedArgumentsIgnoredByEveryTool: Gemini CLI sends
 // wait_for_previous to every tool; each tool answers as if it were absent,
-// while any other unknown argument stays invalid_action (DESIGN §5).
+// while any other unknown argument stays invalid_action (design.md §5).
 func TestHostAddedArgumentsIgnoredByEveryTool(t *testing.T) {
 	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
 	const conv consent.ConversationID = "host-args"
@@ -50,9 +50,11 @@ func TestHostAddedArgumentsIgnoredByEveryTool(t *testing.T) {
 	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: goneBrowser{}})
 	t.Cleanup(d.Close)
 
-	tools := []string{"web_use"}
-	for _, s := range agent.Specs {
-		tools = append(tools, s.Name)
+	var tools []string
+	for _, p := range agent.Profiles {
+		for _, tool := range p.Tools {
+			tools = append(tools, tool.Name)
+		}
 	}
 	call := func(tool string, args json.RawMessage) agent.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

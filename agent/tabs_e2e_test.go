@@ -275,7 +275,7 @@ func TestE2EInvalidURLsMakeNoTabAndNoReview(t *testing.T) {
 	}
 	for _, u := range bad {
 		wantFail(t, e.call("browser_open", map[string]any{"url": u}), errcode.InvalidURL, false)
-		res := e.call("web_use", map[string]any{"command": "open", "arguments": map[string]any{"url": u}})
+		res := e.call(agent.WebUse.Tools[0].Name, map[string]any{"command": "open", "arguments": map[string]any{"url": u}})
 		if res.Code() != string(errcode.InvalidURL) {
 			t.Errorf("web_use open %.40q: %s", u, res.JSON())
 		}

@@ -25,7 +25,7 @@ import (
 // session), the Surface hears AnswerLost. That is the part the server can
 // see; bytes that left it can still die on the way, which the agent
 // package covers on its own (an answer counts as received only once the
-// agent uses it, batch.go).
+// agent uses it, tool_batch.go).
 
 // answerHeader carries a POST's watch id from route to the tool handler,
 // which sees the request's headers (RequestExtra.Header) but not its

@@ -214,7 +214,7 @@ func displayText(s string, max int) string {
 
 // toolHandler dispatches one tool through the Surface under the caller's
 // conversation.
-func (s *Server) toolHandler(tool string) mcp.ToolHandler {
+func (s *Server) toolHandler(tool *agent.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := req.Params.Arguments
 		if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
@@ -222,15 +222,12 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		}
 		c, err := s.conversationFor(req)
 		if err != nil {
-			res := missingSession(err)
-			if tool == "web_use" {
-				res = agent.WebUseResult(res)
-			}
-			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool, Input: audit.Summarize(args), Code: res.Code()})
+			res := tool.Answer(missingSession(err))
+			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool.Name, Input: audit.Summarize(args), Code: res.Code()})
 			return toolResult(res), nil
 		}
 		callCtx, done := s.attend(ctx, req, c)
-		res := s.cfg.Surface.Call(callCtx, c.id, tool, args)
+		res := s.cfg.Surface.Call(callCtx, c.id, tool.Name, args)
 		// The answer may not reach the caller when its request already
 		// ended: the handler's own context, or the stateful POST behind it.
 		callDone := ctx.Err() != nil
@@ -239,10 +236,7 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 		}
 		done()
 		if res.Object == nil {
-			res = failure(errcode.BrowserOperationFailed, "the console produced no result", errcode.NextListTabs)
-			if tool == "web_use" {
-				res = agent.WebUseResult(res)
-			}
+			res = tool.Answer(failure(errcode.BrowserOperationFailed, "the console produced no result", errcode.NextListTabs))
 		}
 		// From here on the answer is the SDK's to write (answer.go).
 		s.armAnswer(req, c.id, res, callDone)
@@ -253,7 +247,7 @@ func (s *Server) toolHandler(tool string) mcp.ToolHandler {
 			Kind:         audit.KindToolCall,
 			Conversation: string(c.id),
 			Tab:          tabOf(args, res),
-			Tool:         tool,
+			Tool:         tool.Name,
 			Input:        audit.Summarize(args),
 			Code:         res.Code(),
 		})

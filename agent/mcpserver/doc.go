@@ -1,6 +1,6 @@
-// Package mcpserver serves the tool surface (agent.Specs, dispatched through
-// agent.Surface) to MCP hosts over Streamable HTTP on loopback (design.md §1,
-// §3, §5).
+// Package mcpserver serves a tool surface (an agent.Profile: agent.Default
+// unless configured, dispatched through agent.Surface) to MCP hosts over
+// Streamable HTTP on loopback (design.md §1, §3, §5).
 //
 // # Transport
 //

@@ -71,7 +71,7 @@ func TestNodeClient(t *testing.T) {
 			t.Errorf("%s: readOnlyHint %v, want %v", tool.Name, tool.ReadOnlyHint, spec.ReadOnly)
 		}
 	}
-	for _, s := range agent.Specs {
+	for _, s := range agent.Default.Tools {
 		want = append(want, s.Name)
 	}
 	slices.Sort(names)
@@ -96,11 +96,11 @@ func TestNodeClient(t *testing.T) {
 	})
 }
 
-func specNamed(name string) agent.ToolSpec {
-	for _, s := range agent.Specs {
+func specNamed(name string) *agent.Tool {
+	for _, s := range agent.Default.Tools {
 		if s.Name == name {
 			return s
 		}
 	}
-	return agent.ToolSpec{}
+	return nil
 }

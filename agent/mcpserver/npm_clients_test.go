@@ -83,7 +83,7 @@ func TestInspectorCLI(t *testing.T) {
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 	}
-	for _, s := range agent.Specs {
+	for _, s := range agent.Default.Tools {
 		want = append(want, s.Name)
 	}
 	slices.Sort(names)

@@ -48,7 +48,7 @@ func TestListToolsPublishesSpecsWithSchemasAndHints(t *testing.T) {
 				}
 			}
 			var want []string
-			for _, s := range agent.Specs {
+			for _, s := range agent.Default.Tools {
 				want = append(want, s.Name)
 			}
 			slices.Sort(names)
@@ -334,7 +334,7 @@ func TestAuditNeverHoldsInputValues(t *testing.T) {
 
 func TestNoIdentityIsMissingSessionWithoutDispatch(t *testing.T) {
 	ts := startServer(t)
-	h := ts.toolHandler("browser_tabs")
+	h := ts.toolHandler(agent.Default.Tool("browser_tabs"))
 	res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "browser_tabs"}})
 	if err != nil {
 		t.Fatal(err)

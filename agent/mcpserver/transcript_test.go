@@ -125,7 +125,7 @@ func checkTranscriptMeaning(t *testing.T, c transcriptCase, files map[string][]b
 			t.Fatalf("discover supports %v", r.SupportedVersions)
 		}
 	case "tools/list":
-		if len(r.Tools) != len(agent.Specs) {
+		if len(r.Tools) != len(agent.Default.Tools) {
 			t.Fatalf("tools/list has %d tools", len(r.Tools))
 		}
 	case "tools/call":

@@ -93,8 +93,8 @@ func TestRelayCarriesBothProtocols(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(tools.Tools) != len(agent.Specs) {
-				t.Fatalf("listed %d tools through the relay, want %d", len(tools.Tools), len(agent.Specs))
+			if len(tools.Tools) != len(agent.Default.Tools) {
+				t.Fatalf("listed %d tools through the relay, want %d", len(tools.Tools), len(agent.Default.Tools))
 			}
 			for range 2 {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_tabs"})

@@ -47,14 +47,8 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	}
 	a := &agentSide{browser: br}
 	a.dispatch = agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br, Policy: pol, Audit: sink, MaxUploadBytes: o.maxUpload})
-	var tools []agent.ToolSpec // nil: the default surface
-	instructions := ""
-	if o.tools == "web_use" {
-		tools, instructions = agent.WebUseSpecs, agent.WebUseInstructions
-	}
 	a.server, err = mcpserver.New(mcpserver.Config{
-		Tools:           tools,
-		Instructions:    instructions,
+		Profile:         agent.ProfileNamed(o.tools),
 		Surface:         a.dispatch,
 		Engine:          eng,
 		Audit:           sink,

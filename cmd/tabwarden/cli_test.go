@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
@@ -292,7 +293,7 @@ func TestCompletionOffersValues(t *testing.T) {
 		{[]string{"connect", ""}, []string{"claude-code", "codex", "opencode", "gemini-cli", "cursor", "vscode"}},
 		{[]string{"--consent", ""}, []string{"strict", "thread", "trusted"}},
 		{[]string{"run", "--page-view", ""}, []string{"auto", "halfblock", "kitty", "sixel", "iterm2"}},
-		{[]string{"--tools", ""}, []string{"default", "web_use"}},
+		{[]string{"--tools", ""}, []string{agent.Default.Name, agent.WebUse.Name}},
 		{[]string{"run", "--provider", ""}, []string{"openai", "anthropic"}},
 		{[]string{"run", "--images", ""}, []string{"on", "off"}},
 	} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/hosts"
 	"github.com/tabwarden/tabwarden/agent/llm"
 	"github.com/tabwarden/tabwarden/consent"
@@ -56,7 +57,7 @@ func wireCompletion(root *cobra.Command) {
 		views = append(views, string(p))
 	}
 	words(root, "page-view", views...)
-	words(root, "tools", "default", "web_use")
+	words(root, "tools", agent.ProfileNames()...)
 }
 
 // words completes flag name of c with a fixed list of values.

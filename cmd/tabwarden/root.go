@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -202,8 +203,8 @@ func (o *options) validate() error {
 	if o.grantWindow < time.Minute || o.grantWindow > consent.MaxGrantWindow {
 		return usageErrorf("invalid --grant-window %s: use 1m to 24h (managed policy may cap it further)", o.grantWindow)
 	}
-	if o.tools != "" && o.tools != "default" && o.tools != "web_use" {
-		return usageErrorf("invalid --tools '%s': use default or web_use", o.tools)
+	if agent.ProfileNamed(o.tools) == nil {
+		return usageErrorf("invalid --tools '%s': use %s", o.tools, strings.Join(agent.ProfileNames(), " or "))
 	}
 	if _, err := tui.ParsePageProtocol(o.pageView); err != nil {
 		return usageErrorf("invalid --page-view '%s': %v", o.pageView, err)

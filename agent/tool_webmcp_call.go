@@ -9,38 +9,17 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// The two site-tool tools run through the gates: read → (validate input)
-// → "Allow once" → invoke → "Share result" → deliver. A result that is not
-// shared never leaves this file: not in the envelope, the audit log or any
-// log line. The tab's site-tools session is its handle's (browser).
-
-// attachSiteTools attaches a new tab's site tools before its first
-// navigation, so the polyfill is there for the first document.
-func (d *Dispatcher) attachSiteTools(ctx context.Context, conv consent.ConversationID, tab consent.TabID) error {
-	h, err := d.browser.Handle(ctx, conv, tab)
-	if err != nil {
-		return err
-	}
-	return h.AttachSiteTools(ctx)
-}
-
-func (d *Dispatcher) listSiteTools(ctx context.Context, conv consent.ConversationID, a ListToolsArgs) (Result, consent.TabID) {
-	p, res, tab := d.beginPage(ctx, conv, a.TabID, "list site tools")
-	if p == nil {
-		return res, tab
-	}
-	defer p.op.End()
-	listing, err := p.dt.ListSiteTools(p.op.Context())
-	if err != nil {
-		return fail(opErr(p.op, err)), tab
-	}
-	return ok(map[string]any{
-		"tools":         listing.Tools,
-		"rejectedTools": listing.RejectedTools,
-		"support":       listing.Support,
-		"trust":         TrustUntrusted,
-	}), tab
-}
+// callSiteToolTool is webmcp_call_tool (design.md §5). It runs through the
+// gates: read → (validate input) → "Allow once" → invoke → "Share result"
+// → deliver. A result that is not shared never leaves this file: not in
+// the envelope, the audit log or any log line. The tab's site-tools
+// session is its handle's (browser).
+var callSiteToolTool = NewTool(ToolSpec{
+	Name:  "webmcp_call_tool",
+	Title: "Call a site tool",
+	Description: "Call one site tool from webmcp_list_tools with an input object matching its inputSchema. The person allows each call, then decides whether its result is shared with you; a result they do not share fails result_withheld (the tool did run)." +
+		" The outcome callback_returned_verify_outcome means the site answered: observe or verify the page to confirm the effect." + descUncertain + descTabID + descUntrusted,
+}, (*Dispatcher).callSiteTool)
 
 func (d *Dispatcher) callSiteTool(ctx context.Context, conv consent.ConversationID, a CallToolArgs) (Result, consent.TabID) {
 	if a.ToolID == "" {
@@ -113,4 +92,11 @@ func withheld(err error) error {
 		MayHaveChangedState: true,
 		Next:                errcode.NextObserve,
 	}
+}
+
+// CallToolArgs are webmcp_call_tool's arguments (the input schema is inferred from them; the jsonschema tags are what the model reads).
+type CallToolArgs struct {
+	TabID  string          `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	ToolID string          `json:"toolId" jsonschema:"toolId from webmcp_list_tools"`
+	Input  json.RawMessage `json:"input,omitempty" jsonschema:"input object matching the tool's inputSchema"`
 }

@@ -12,10 +12,10 @@ import (
 )
 
 func TestWebUseSpecIsOneTool(t *testing.T) {
-	if len(WebUseSpecs) != 1 || WebUseSpecs[0].Name != "web_use" {
-		t.Fatalf("WebUseSpecs = %+v", WebUseSpecs)
+	if len(WebUse.Tools) != 1 || WebUse.Tools[0] != webUseTool || webUseTool.Name != "web_use" {
+		t.Fatalf("WebUse.Tools = %+v", WebUse.Tools)
 	}
-	sch, err := WebUseSpecs[0].InputSchema()
+	sch, err := webUseTool.InputSchema()
 	if err != nil {
 		t.Fatal(err)
 	}

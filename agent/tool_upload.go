@@ -15,6 +15,15 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
+// uploadTool is browser_upload (design.md §5).
+var uploadTool = NewTool(ToolSpec{
+	Name:  "browser_upload",
+	Title: "Upload a file to a file input",
+	Description: "Put a file into a file input of the page you just observed: ref is the file input (listed as sensitive; browser_act cannot touch it), filename the name the page sees, contentBase64 the bytes (your host may be another machine, so the bytes travel in the call)." +
+		" Files over the console's limit (10 MiB by default) fail upload_too_large; managed policy may block uploads (upload_blocked). The person allows each upload, seeing the name, size and SHA-256." +
+		" Only the input gets the file: submitting the form is a separate browser_act. The result is a receipt like browser_act's; the observation is used up." + descUncertain + descTabID,
+}, (*Dispatcher).upload)
+
 // DefaultMaxUploadBytes is --max-upload-bytes' default (design.md §5).
 const DefaultMaxUploadBytes = 10 << 20
 
@@ -139,4 +148,13 @@ func stage(name string, data []byte) (dir, path string, err error) {
 		return "", "", err
 	}
 	return dir, path, nil
+}
+
+// UploadArgs are browser_upload's arguments (the input schema is inferred from them; the jsonschema tags are what the model reads).
+type UploadArgs struct {
+	TabID         string `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	ObservationID string `json:"observationId" jsonschema:"the observation the file input's ref comes from; used up by this upload"`
+	Ref           string `json:"ref" jsonschema:"ref of the file input (listed as sensitive in the observation)"`
+	Filename      string `json:"filename" jsonschema:"the file name the page sees, without any directory"`
+	ContentBase64 string `json:"contentBase64" jsonschema:"the file's bytes, standard padded base64"`
 }

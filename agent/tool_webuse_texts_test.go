@@ -15,20 +15,20 @@ import (
 
 // TestWebUseTextsNameOnlyItsCommands is issue 11's acceptance for the
 // profile's texts: its description, instructions and schema name none of
-// the default profile's tools (taken from Specs), every command they tell
+// the default profile's tools (taken from Default), every command they tell
 // the agent to call is one of webUseCommands, and every next the profile
 // can return — each Next constant of the consent package (read from its
 // source) and each "next" literal of this package's code — comes out as
 // one of webUseCommands.
 func TestWebUseTextsNameOnlyItsCommands(t *testing.T) {
-	spec := WebUseSpecs[0]
+	spec := webUseTool
 	sch, err := spec.InputSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
 	schema, _ := json.Marshal(sch)
-	texts := map[string]string{"description": spec.Description, "instructions": WebUseInstructions, "schema": string(schema)}
-	for _, s := range Specs {
+	texts := map[string]string{"description": spec.Description, "instructions": webUseInstructions, "schema": string(schema)}
+	for _, s := range Default.Tools {
 		if s.Name == "web_use" {
 			continue
 		}
@@ -96,17 +96,17 @@ func TestWebUseTextsNameOnlyItsCommands(t *testing.T) {
 		t.Fatalf("found only %d next values: %v", len(nexts), nexts)
 	}
 	for n, where := range nexts {
-		got := WebUseResult(Result{Object: map[string]any{"next": n}}).Object["next"].(string)
+		got := webUseResult(Result{Object: map[string]any{"next": n}}).Object["next"].(string)
 		if got != "" && !slices.Contains(webUseCommands, got) {
 			t.Errorf("next %q (%s) reaches web_use as %q, not one of %v", n, where, got, webUseCommands)
 		}
 	}
 	// Messages of the shared tools come out in this profile's words.
-	for _, s := range Specs {
+	for _, s := range Default.Tools {
 		if s.Name == "web_use" {
 			continue
 		}
-		msg := WebUseResult(Result{Object: map[string]any{"error": "call " + s.Name + " first"}}).Object["error"].(string)
+		msg := webUseResult(Result{Object: map[string]any{"error": "call " + s.Name + " first"}}).Object["error"].(string)
 		if strings.Contains(msg, s.Name) && !slices.Contains([]string{"browser_batch", "browser_job", "browser_upload", "webmcp_list_tools", "webmcp_call_tool"}, s.Name) {
 			t.Errorf("a message naming %s reaches web_use as %q", s.Name, msg)
 		}

@@ -7,6 +7,14 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
+// closeTool is browser_close (design.md §5).
+var closeTool = NewTool(ToolSpec{
+	Name:  "browser_close",
+	Title: "Close a tab",
+	Description: "Close one of your tabs when you are done with it. The person is not asked: closing loads nothing new." +
+		" Returns closed:true; afterwards every call on that tabId fails tab_closed. A conversation may keep only a few tabs open at once (tab_limit): close the ones you no longer need.",
+}, (*Dispatcher).closeTab)
+
 // closeTab is browser_close: the conversation closes one of its own tabs.
 // It asks for no review: closing a tab sends nothing to any website (the
 // page's unload handlers are not a step the operator approves, no more
@@ -35,4 +43,9 @@ func (d *Dispatcher) closeTab(ctx context.Context, conv consent.ConversationID, 
 		return fail(opErr(op, err)), tab
 	}
 	return ok(map[string]any{"tabId": string(tab), "closed": true}), tab
+}
+
+// CloseArgs are browser_close's arguments (the input schema is inferred from them; the jsonschema tags are what the model reads).
+type CloseArgs struct {
+	TabID string `json:"tabId" jsonschema:"the owned tab to close"`
 }

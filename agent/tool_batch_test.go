@@ -241,7 +241,7 @@ func TestE2EBatchCloseStopsTheJob(t *testing.T) {
 		t.Fatal("Close returned before the job ended")
 	}
 	// The agent reads its job before anything else, as it must (an
-	// answer never used freezes the conversation, batch.go).
+	// answer never used freezes the conversation, tool_batch.go).
 	wantOK(t, e.call("browser_job", map[string]any{"jobId": id}))
 	_, snap = e.observe(tab, false)
 	if strings.Contains(snap, "beta") {

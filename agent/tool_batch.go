@@ -17,6 +17,16 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
+// batchTool is browser_batch (design.md §5).
+var batchTool = NewTool(ToolSpec{
+	Name:  "browser_batch",
+	Title: "Run a reviewed plan of actions",
+	Description: "Submit a plan of 1 to 20 steps on one of your tabs, each an act (click, fill and select by ref from your latest observation; key; scroll) or a verify. The person reviews the whole plan once (\"Allow these N actions\", every step listed); then the steps run in the background and you get a jobId." +
+		" Before each step the console re-observes and checks the step's target still has the role and name it had when you planned; if not, the job stops there." +
+		" Until the job ends, your other calls fail job_pending: poll browser_job. Do not plan steps whose targets only appear after earlier steps." + descUncertain + descHandoff + descTabID,
+	Refine: refine(itemsBetween(1, MaxBatchSteps, "steps")),
+}, (*Dispatcher).batch)
+
 // Batch limits (design.md §5).
 const (
 	MaxBatchSteps = 20
@@ -449,38 +459,6 @@ func (d *Dispatcher) runStep(j *job, i int) (StepResult, bool) {
 
 func quoted(s string) string { return fmt.Sprintf("%q", s) }
 
-// job answers browser_job: the job's status and steps, and a cancel request.
-func (d *Dispatcher) job(conv consent.ConversationID, a JobArgs) Result {
-	js := d.jobs
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	j := js.byID[a.JobID]
-	if j == nil {
-		return fail(errcode.Errorf(errcode.JobUnknown, errcode.NextObserve,
-			"no job %q: only the last %d jobs are kept, in memory; observe the page to see what happened", a.JobID, keptJobs))
-	}
-	if j.conv != conv {
-		return fail(errcode.Errorf(errcode.WrongConversation, errcode.NextListTabs, "that job belongs to another conversation"))
-	}
-	if js.uncollected[conv] == j {
-		delete(js.uncollected, conv)
-	}
-	if a.Cancel && j.status == JobRunning {
-		// Cooperative: the step under way finishes (or fails) on its own;
-		// nothing after it starts.
-		j.cancelled = true
-	}
-	steps := append([]StepResult(nil), j.steps...)
-	fields := map[string]any{"jobId": j.id, "status": j.status, "steps": steps, "trust": TrustUntrusted}
-	if j.status == JobRunning && j.cancelled {
-		fields["cancelRequested"] = true
-	}
-	if j.status != JobRunning {
-		fields["next"] = string(errcode.NextObserve)
-	}
-	return ok(fields)
-}
-
 // planTargets reads every element of the page once, at plan time.
 func planTargets(ctx context.Context, dt *browser.Handle) (map[string]dom.Element, error) {
 	out := map[string]dom.Element{}
@@ -552,18 +530,6 @@ func validKey(k string) bool {
 	return false
 }
 
-// domAction is the dom form of an act action.
-func domAction(a ActAction) dom.Action {
-	out := dom.Action{
-		Type: a.Type, Ref: a.Ref, X: a.X, Y: a.Y,
-		Text: a.Text, Value: a.Value, Label: a.Label, Key: a.Key,
-	}
-	if a.DeltaY != nil {
-		out.DeltaY = float64(*a.DeltaY)
-	}
-	return out
-}
-
 func errMessage(err error) string {
 	var ce *errcode.Error
 	if errors.As(err, &ce) {
@@ -616,4 +582,23 @@ func (d *Dispatcher) AnswerLost(conv consent.ConversationID, res Result) {
 	delete(js.uncollected, conv)
 	js.mu.Unlock()
 	_ = d.engine.Freeze(conv, id) // fails only for an ended conversation
+}
+
+// BatchVerify is a verify step of a batch.
+type BatchVerify struct {
+	Assertion string `json:"assertion" jsonschema:"text_contains, text_absent, url_is, title_contains or element_visible"`
+	Value     string `json:"value" jsonschema:"text, URL or title to check; for element_visible: role and name as 'button \"Save\"'"`
+}
+
+// BatchStep is one step of a batch: an act or a verify.
+type BatchStep struct {
+	Action *ActAction   `json:"action,omitempty" jsonschema:"an act (click, fill and select by ref; key; scroll); targets are refs from your latest observation"`
+	Verify *BatchVerify `json:"verify,omitempty" jsonschema:"a check, as browser_verify"`
+}
+
+// BatchArgs are browser_batch's arguments (the input schema is inferred from them; the jsonschema tags are what the model reads).
+type BatchArgs struct {
+	TabID       string      `json:"tabId,omitempty" jsonschema:"owned tab; defaults to the conversation's only tab"`
+	Steps       []BatchStep `json:"steps" jsonschema:"1 to 20 steps, run in order"`
+	StopOnError *bool       `json:"stopOnError,omitempty" jsonschema:"stop at the first failed step (default true); a changed target, a cancel or an uncertain outcome always stops"`
 }

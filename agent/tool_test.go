@@ -12,7 +12,7 @@ func TestSpecsCoverTheToolSurface(t *testing.T) {
 		"browser_verify", "browser_handoff", "browser_close", "browser_upload", "browser_batch", "browser_job", "webmcp_list_tools", "webmcp_call_tool"}
 	var got []string
 	readOnly := map[string]bool{}
-	for _, s := range Specs {
+	for _, s := range Default.Tools {
 		got = append(got, s.Name)
 		readOnly[s.Name] = s.ReadOnly
 	}
@@ -29,7 +29,7 @@ func TestSpecsCoverTheToolSurface(t *testing.T) {
 
 func TestSpecSchemas(t *testing.T) {
 	schemas := map[string]map[string]any{}
-	for _, s := range Specs {
+	for _, s := range Default.Tools {
 		sch, err := s.InputSchema()
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestSpecSchemas(t *testing.T) {
 // The descriptions carry the rules a model must not learn by failing.
 func TestSpecDescriptionsTeachTheRules(t *testing.T) {
 	desc := map[string]string{}
-	for _, s := range Specs {
+	for _, s := range Default.Tools {
 		desc[s.Name] = s.Description
 	}
 	must := map[string][]string{
@@ -148,7 +148,7 @@ func TestSpecSchemasArePortable(t *testing.T) {
 			walk(tool, path+"[]", items)
 		}
 	}
-	for _, spec := range Specs {
+	for _, spec := range Default.Tools {
 		schema, err := spec.InputSchema()
 		if err != nil {
 			t.Fatal(err)

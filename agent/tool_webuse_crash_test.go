@@ -17,7 +17,7 @@ import (
 // (the dispatch takes it from the same list).
 func webUseCommands(t *testing.T) []string {
 	t.Helper()
-	sch, err := agent.WebUseSpecs[0].InputSchema()
+	sch, err := agent.WebUse.Tools[0].InputSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
