@@ -51,6 +51,7 @@ func noSecret(t *testing.T, where string, texts ...string) {
 // header line, the errors or the log.
 func TestAttachTokenTravelsButIsNeverShown(t *testing.T) {
 	f := newFakeCDP(t)
+	f.onlyOnce()
 	g := newFakeGate()
 	logs := &syncBuffer{}
 	raw := f.srv.URL + "/?token=" + testQuery
@@ -65,7 +66,7 @@ func TestAttachTokenTravelsButIsNeverShown(t *testing.T) {
 	f.mu.Lock()
 	reqs := append([]*http.Request{}, f.requests...)
 	f.mu.Unlock()
-	if len(reqs) != 2 || reqs[0].URL.Path != "/json/version" {
+	if len(reqs) < 2 || reqs[0].URL.Path != "/json/version" {
 		t.Fatalf("want /json/version then the upgrade, got %d requests", len(reqs))
 	}
 	for _, r := range reqs {
@@ -86,6 +87,8 @@ func TestAttachTokenTravelsButIsNeverShown(t *testing.T) {
 	g.until(t, "the header to say the browser is gone", func(g *fakeGate) bool {
 		return strings.Contains(g.statuses[len(g.statuses)-1], "gone")
 	})
+	// A re-attach try the fleet refuses logs its error: scrubbed too.
+	waitFor(t, "a refused re-attach in the log", func() bool { return strings.Contains(logs.String(), "attach again") })
 	g.mu.Lock()
 	statuses := append([]string{}, g.statuses...)
 	notes := append([]string{}, g.notes...)

@@ -417,7 +417,7 @@ func (b *Browser) alive() error {
 		return nil
 	}
 	if b.cur.proc == nil {
-		return unavailable("the browser at %s is gone; restart the console to attach again", ShownURL(b.opts.BrowserURL))
+		return unavailable("the browser at %s is gone; the console is attaching again, try again shortly", ShownURL(b.opts.BrowserURL))
 	}
 	if !b.relaunching {
 		b.relaunching = true

@@ -47,7 +47,9 @@ func TestNonProtocolBytesLoseTheConnection(t *testing.T) {
 	for name, bytes := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := newFakeGate()
-			b, p := attachFake(t, newFakeCDP(t), g)
+			f := newFakeCDP(t)
+			f.onlyOnce()
+			b, p := attachFake(t, f, g)
 			if err := p.raw(bytes); err != nil {
 				t.Fatal(err)
 			}

@@ -72,6 +72,17 @@ func proxied(t *testing.T, ws string) (*tcpProxy, string) {
 	return p, u.String()
 }
 
+// drop closes the connections through the proxy and keeps listening, as a
+// network blip would: a client may connect again.
+func (p *tcpProxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+}
+
 func (p *tcpProxy) cut() {
 	_ = p.ln.Close()
 	p.mu.Lock()

@@ -50,7 +50,12 @@
 //     in behind the same *Browser, so callers never re-wire. The engine's
 //     header (Info.Browser, when the Gatekeeper also has SetInfo) shows
 //     "relaunching…", then "Chromium <version> headed|headless". An
-//     attached browser is not relaunched.
+//     attached browser is attached again at once, with backoff, in a new
+//     session (reattach.go); the tabs owned on the lost one are closed.
+//   - Attach (--browser-url, attach.go): the token rides in Authorization
+//     and no URL is shown with its query; the handshake has its own
+//     deadline and says when the fleet queues; every byte on the socket
+//     goes through cdpconn.go, so nothing an endpoint sends panics.
 //   - Nothing blocks inside the CDP event loop: paused requests and consent
 //     questions run on their own goroutines, tab activation on a coalescing
 //     worker. Every CDP call carries a deadline.

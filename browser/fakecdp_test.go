@@ -47,6 +47,27 @@ func (f *fakeCDP) URL() string {
 	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/devtools/browser/fake"
 }
 
+// onlyOnce refuses every upgrade after the first (503), so a Browser that
+// lost its socket stays without one.
+func (f *fakeCDP) onlyOnce() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	f.upgrade = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/json/version" {
+			return true
+		}
+		f.mu.Lock()
+		n++
+		first := n == 1
+		f.mu.Unlock()
+		if !first {
+			http.Error(w, "no browser", http.StatusServiceUnavailable)
+		}
+		return first
+	}
+}
+
 func (f *fakeCDP) result(method, json string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

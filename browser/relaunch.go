@@ -76,6 +76,7 @@ func (b *Browser) lost(c *conn) {
 	// killed next anyway; an attached one lives on unwatched).
 	b.hold.refuseAll()
 	c.teardown(0)
+	stale := b.reg.ownedTargets()
 	ids, hs := b.reg.closeAll()
 	b.endHandles(hs, EndBrowserLost)
 	for _, id := range ids {
@@ -84,8 +85,22 @@ func (b *Browser) lost(c *conn) {
 	b.cancelHeld("")
 	if c.proc != nil {
 		b.showStatus("Chromium is not running; the next operation relaunches it")
-	} else {
-		b.showStatus("the attached browser is gone; agent work is stopped until the console attaches again")
+		return
+	}
+	// An attached browser is re-attached at once, not on the next
+	// operation: a fleet may take a while to give a slot.
+	b.mu.Lock()
+	start := !b.closed && !b.relaunching
+	if start {
+		b.relaunching = true
+		b.wg.Add(1)
+	}
+	b.mu.Unlock()
+	if start {
+		go func() {
+			defer b.wg.Done()
+			b.reattach(stale)
+		}()
 	}
 }
 
