@@ -110,7 +110,12 @@ func WriteEndpoint(url, token string) (string, error) {
 }
 
 // PublishEndpoint is WriteEndpoint with every field of ep (PID is set to
-// this process's).
+// this process's). An endpoint file that names another console still
+// running is that console's: it is left alone and this process publishes
+// beside it as mcp-PID.json (OwnEndpointFile), which `tabwarden connect
+// --endpoint` and `mcp-stdio --endpoint` accept. So a second console never
+// takes the first one's place, and quitting it never leaves the first one
+// unfound.
 func PublishEndpoint(ep Endpoint) (string, error) {
 	ep.PID = os.Getpid()
 	data, err := json.MarshalIndent(ep, "", "  ")
@@ -119,7 +124,12 @@ func PublishEndpoint(ep Endpoint) (string, error) {
 	}
 	var first string
 	for _, dir := range publishDirs() {
-		path, err := writeEndpointIn(dir, data)
+		name := EndpointFile
+		if other, err := ReadEndpointFile(filepath.Join(dir, EndpointFile)); err == nil &&
+			other.PID > 0 && other.PID != ep.PID && processAlive(other.PID) {
+			name = OwnEndpointFile(ep.PID)
+		}
+		path, err := writeEndpointIn(dir, name, data)
 		if err != nil {
 			return "", err
 		}
@@ -130,7 +140,11 @@ func PublishEndpoint(ep Endpoint) (string, error) {
 	return first, nil
 }
 
-func writeEndpointIn(dir string, data []byte) (string, error) {
+// OwnEndpointFile is the name a console publishes under when another
+// running console holds EndpointFile.
+func OwnEndpointFile(pid int) string { return "mcp-" + strconv.Itoa(pid) + ".json" }
+
+func writeEndpointIn(dir, name string, data []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("endpoint directory: %w", err)
 	}
@@ -154,7 +168,7 @@ func writeEndpointIn(dir string, data []byte) (string, error) {
 	if err := f.Close(); err != nil {
 		return "", fmt.Errorf("endpoint file: %w", err)
 	}
-	path := filepath.Join(dir, EndpointFile)
+	path := filepath.Join(dir, name)
 	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("endpoint file: %w", err)
 	}
@@ -216,22 +230,25 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// RemoveEndpoint removes the endpoint files that still name url (a console
-// started later may have replaced them with its own).
+// RemoveEndpoint removes the endpoint files this process published for url:
+// a file another console wrote (even for the same stable address) is
+// that console's to remove.
 func RemoveEndpoint(url string) error {
 	var errs []error
 	for _, dir := range publishDirs() {
-		path := filepath.Join(dir, EndpointFile)
-		ep, err := ReadEndpointFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err == nil && ep.URL != url {
-			continue
-		}
-		// An unreadable file naming nobody is ours to clean up too.
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+		for _, name := range []string{EndpointFile, OwnEndpointFile(os.Getpid())} {
+			path := filepath.Join(dir, name)
+			ep, err := ReadEndpointFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err == nil && (ep.URL != url || ep.PID != os.Getpid()) {
+				continue
+			}
+			// An unreadable file naming nobody is ours to clean up too.
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

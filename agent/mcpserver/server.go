@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,10 @@ type Config struct {
 	Version string
 	// Logger receives transport diagnostics. Nil: discarded.
 	Logger *slog.Logger
+	// TokenStore is the file named tokens are kept in (TokenStorePath):
+	// read at Start, written at each mint and revocation, re-read when it
+	// changes. Empty: tokens live in memory and end with the server.
+	TokenStore string
 	// ProgressInterval is how often a call in flight sends a progress
 	// notification to a client that gave a progressToken (caller.go).
 	// Zero: DefaultProgressInterval (design.md §5: 5 s); tests shorten it.
@@ -148,6 +153,12 @@ type Server struct {
 	// Close waits.
 	posts     int
 	postsIdle chan struct{}
+
+	// storeMu serializes reads of the token store; storeStamp is the
+	// version of the file last read (tokenstore.go).
+	storeMu    sync.Mutex
+	storeStamp storeStamp
+	storeStop  chan struct{}
 
 	// operatorSecret authorizes OperatorPath; it is published only in the
 	// endpoint file, never to agents.
@@ -329,6 +340,14 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 
 	go func() { s.serveErr <- srv.Serve(ln) }()
 
+	if s.cfg.TokenStore != "" {
+		s.syncStore()
+		stop := make(chan struct{})
+		s.mu.Lock()
+		s.storeStop = stop
+		s.mu.Unlock()
+		s.watchers.Go(func() { s.watchStore(stop, time.Second) })
+	}
 	tok, err := s.MintToken(DefaultTokenName)
 	if err != nil {
 		s.Close()
@@ -338,9 +357,14 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 	s.defaultTok = tok
 	s.mu.Unlock()
 	if s.cfg.PublishEndpoint {
-		if _, err := PublishEndpoint(Endpoint{URL: url, Token: tok.Secret, Operator: s.operatorSecret}); err != nil {
+		path, err := PublishEndpoint(Endpoint{URL: url, Token: tok.Secret, Operator: s.operatorSecret})
+		if err != nil {
 			s.Close()
 			return "", err
+		}
+		if filepath.Base(path) != EndpointFile {
+			s.cfg.Engine.Note("", "another tabwarden console is running and keeps "+EndpointFile+
+				"; this one's endpoint file is "+path+" (tabwarden connect --endpoint "+path+" HOST)", true)
 		}
 		s.mu.Lock()
 		s.endpoint = true
@@ -459,6 +483,10 @@ func (s *Server) close() {
 	s.closed = true
 	srv, serveErr, stop, endpoint, url := s.http, s.serveErr, s.stopCtx, s.endpoint, s.url
 	busy := s.posts > 0
+	if s.storeStop != nil {
+		close(s.storeStop)
+		s.storeStop = nil
+	}
 	s.mu.Unlock()
 	if stop != nil {
 		stop()

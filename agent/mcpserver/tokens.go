@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +38,8 @@ type Token struct {
 type token struct {
 	id   string // internal, unique for the server's life; the SDK's UserID
 	name string
+	// stored: kept in the token store (Config.TokenStore) until revoked.
+	stored bool
 }
 
 type tokenTable struct {
@@ -63,22 +67,60 @@ func (s *Server) MintToken(name string) (Token, error) {
 		return Token{}, ErrTokenName
 	}
 	secret := "tw_" + base64.RawURLEncoding.EncodeToString(randomBytes(32))
+	digest := sha256.Sum256([]byte(secret))
+	check := func() error {
+		switch {
+		case s.closed:
+			return ErrClosed
+		case s.url == "":
+			return ErrNotStarted
+		case s.tokens.byName[name] != nil:
+			return fmt.Errorf("%w: %s", ErrTokenExists, name)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	err := check()
+	s.mu.Unlock()
+	if err != nil {
+		return Token{}, err
+	}
+	// Every named token is kept until revoked; the default one is minted
+	// anew at each start.
+	store := s.cfg.TokenStore != "" && name != DefaultTokenName
+	if store {
+		// One writer of the store and the table at a time (syncStore too).
+		s.storeMu.Lock()
+		defer s.storeMu.Unlock()
+		err := UpdateTokens(s.cfg.TokenStore, func(cur []StoredToken) ([]StoredToken, error) {
+			if slices.ContainsFunc(cur, func(t StoredToken) bool { return t.Name == name }) {
+				// Kept by another console or an earlier run.
+				return nil, fmt.Errorf("%w: %s", ErrTokenExists, name)
+			}
+			return append(cur, StoredToken{Name: name, SHA256: hex.EncodeToString(digest[:]), Created: time.Now().UTC()}), nil
+		})
+		if err != nil {
+			return Token{}, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return Token{}, ErrClosed
-	case s.url == "":
-		return Token{}, ErrNotStarted
-	case s.tokens.byName[name] != nil:
-		return Token{}, fmt.Errorf("%w: %s", ErrTokenExists, name)
+	if err := check(); err != nil {
+		if store {
+			_ = RevokeStoredToken(s.cfg.TokenStore, name)
+		}
+		return Token{}, err
 	}
+	s.addTokenLocked(name, digest, store)
+	return Token{Name: name, Secret: secret, ConfigLine: ConfigLine(s.url, secret)}, nil
+}
+
+func (s *Server) addTokenLocked(name string, digest [sha256.Size]byte, stored bool) {
 	s.tokens.seq++
-	t := &token{id: "t" + strconv.Itoa(s.tokens.seq), name: name}
+	t := &token{id: "t" + strconv.Itoa(s.tokens.seq), name: name, stored: stored}
 	s.tokens.byName[name] = t
 	s.tokens.byID[t.id] = t
-	s.tokens.byDigest[sha256.Sum256([]byte(secret))] = t
-	return Token{Name: name, Secret: secret, ConfigLine: ConfigLine(s.url, secret)}, nil
+	s.tokens.byDigest[digest] = t
 }
 
 // MintNamed mints a token with the next free name agent-2, agent-3, … (the
@@ -105,6 +147,7 @@ func (s *Server) MintNamed() (name, configLine string, err error) {
 
 // Tokens lists the names of the live tokens, sorted.
 func (s *Server) Tokens() []string {
+	s.syncStore()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := make([]string, 0, len(s.tokens.byName))
@@ -118,7 +161,27 @@ func (s *Server) Tokens() []string {
 // RevokeToken ends a token: its next request gets 401, its conversations
 // end (running ops cancelled, tabs handed to the operator), its MCP sessions
 // close, and the audit log records the revocation.
+// A kept token leaves the token store too, so it stays revoked after a
+// restart and in every other console of the user.
 func (s *Server) RevokeToken(name string) error {
+	s.mu.Lock()
+	t := s.tokens.byName[name]
+	s.mu.Unlock()
+	if t == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownToken, name)
+	}
+	if t.stored {
+		s.storeMu.Lock()
+		defer s.storeMu.Unlock()
+		if err := RevokeStoredToken(s.cfg.TokenStore, name); err != nil && !errors.Is(err, ErrUnknownToken) {
+			return err
+		}
+	}
+	return s.revokeLocal(name, "agent token "+name+" revoked")
+}
+
+// revokeLocal ends a token in this server only.
+func (s *Server) revokeLocal(name, note string) error {
 	s.mu.Lock()
 	t := s.tokens.byName[name]
 	if t == nil {
@@ -143,7 +206,7 @@ func (s *Server) RevokeToken(name string) error {
 			sessions = append(sessions, ts)
 		}
 	}
-	s.record(audit.Record{Kind: audit.KindRevoke, By: "operator", Note: "agent token " + name + " revoked"})
+	s.record(audit.Record{Kind: audit.KindRevoke, By: "operator", Note: note})
 	s.mu.Unlock()
 	for _, ts := range sessions {
 		ts.session.Close()
@@ -157,6 +220,13 @@ func (s *Server) verifyToken(_ context.Context, secret string, _ *http.Request) 
 	s.mu.Lock()
 	t := s.tokens.byDigest[d]
 	s.mu.Unlock()
+	if t == nil {
+		// Minted by another console of this user since the last read?
+		s.syncStore()
+		s.mu.Lock()
+		t = s.tokens.byDigest[d]
+		s.mu.Unlock()
+	}
 	if t == nil {
 		return nil, fmt.Errorf("%w: unknown or revoked agent token", auth.ErrInvalidToken)
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"syscall"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/hosts"
@@ -28,6 +30,17 @@ type agentSide struct {
 }
 
 func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *policy.Policy, sink audit.Sink) (*agentSide, error) {
+	listen, stable, err := mcpListenAddr(o.mcpListen)
+	if err != nil {
+		return nil, failure(err)
+	}
+	// A taken stable port is said before Chromium starts (a second console
+	// on the same profile would otherwise hear about the profile first).
+	if stable {
+		if err := portFree(ctx, listen); err != nil {
+			return nil, failure(err)
+		}
+	}
 	// The flag check accepts more than the server listens on ([::1]); an
 	// address the server would refuse is refused before Chromium starts.
 	br, err := browser.Launch(ctx, browser.Options{
@@ -52,8 +65,9 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 		Surface:         a.dispatch,
 		Engine:          eng,
 		Audit:           sink,
-		Listen:          o.mcpListen,
+		Listen:          listen,
 		PublishEndpoint: true,
+		TokenStore:      o.tokenStore,
 		// 0 on the command line reads as "never"; Config spells never as
 		// negative and keeps 0 for its default.
 		SessionIdleTimeout: cmp.Or(o.sessionIdle, -1),
@@ -69,7 +83,15 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	url, err := a.server.Start(ctx)
 	if err != nil {
 		a.close()
+		if stable && errors.Is(err, syscall.EADDRINUSE) {
+			return nil, failure(portTaken(listen))
+		}
 		return nil, failure(fmt.Errorf("mcp server: %w", err))
+	}
+	if stable {
+		if err := keepStablePort(url); err != nil {
+			eng.Note("", "the MCP port could not be kept for the next start: "+err.Error(), true)
+		}
 	}
 	info := eng.Snapshot().Info
 	info.Browser = br.String()

@@ -66,7 +66,7 @@ are its own, and every consequential step still waits for the operator.`,
 				return enc.Encode(out)
 			}
 			fmt.Fprintf(s.out, "%s: put this in %s\n\n%s\n", snip.Title, snip.Where, snip.Text)
-			fmt.Fprintf(s.out, "Token %q was minted for it; the console lists it, and stopping the console ends it.\n", tok.Name)
+			fmt.Fprintf(s.out, "Token %q was minted for it; it is kept, across console restarts, until revoked (tabwarden tokens revoke %s).\n", tok.Name, tok.Name)
 			return nil
 		},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/policy"
@@ -120,6 +121,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		// Scripted requests exercise the screen alone: no browser, no agents.
 		feeders.Go(func() { feedScript(ctx, eng, steps) })
 	} else {
+		o.tokenStore = mcpserver.TokenStorePath()
 		agents, err := startAgents(ctx, o, eng, pol, auditLog)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -174,6 +176,9 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 	addDemoConversations(eng)
 
 	main := *o
+	// The demo is no console agents configure: it takes a free port, never
+	// the user's stable one (a console may hold it).
+	main.mcpListen = cmp.Or(main.mcpListen, mcpserver.DefaultListen)
 	if main.profile == "" {
 		dir, err := w.tempDir()
 		if err != nil {

@@ -245,6 +245,8 @@ type pageConsole struct {
 	flags      string // added to the console's command line
 	agent      string // the MCP client's name
 	pipe       string // if set, every byte the console writes to the pane is appended here
+	home       string // the console's HOME; empty: a new temporary one
+	noDial     bool   // connect no MCP client (the console may be meant to fail)
 }
 
 // needTmux skips (fails, in CI) without tmux.
@@ -267,7 +269,10 @@ func startPageConsole(tb testing.TB, o pageConsole) (c *tmuxConsole, home string
 	needTmux(tb)
 	fixturetest.NeedChromium(tb)
 	site := fixturetest.Start(tb)
-	home = tb.TempDir()
+	home = o.home
+	if home == "" {
+		home = tb.TempDir()
+	}
 	run := filepath.Join(home, "run")
 	_ = os.MkdirAll(run, 0o700)
 	tb.Setenv("XDG_RUNTIME_DIR", run)
@@ -276,13 +281,17 @@ func startPageConsole(tb testing.TB, o pageConsole) (c *tmuxConsole, home string
 		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
 		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "TERM=xterm-256color", "COLORTERM=truecolor",
 	}
-	cmdline := fmt.Sprintf("env %s %s --headless %s --review-delay 300ms --audit %s --profile %s; echo TWEXIT=$?; sleep 60",
-		strings.Join(env, " "), binPath, o.flags, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"))
+	// o.flags come last, so they may override the defaults here.
+	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --audit %s --profile %s %s; echo TWEXIT=$?; sleep 60",
+		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"), o.flags)
 	c = &tmuxConsole{t: tb, name: o.name, site: site}
 	c.tmux("new-session", "-d", "-s", o.name, "-x", strconv.Itoa(o.cols), "-y", strconv.Itoa(o.rows), cmdline)
 	tb.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", o.name, "kill-server").Run() })
 	if o.pipe != "" {
 		c.tmux("pipe-pane", "-t", o.name, "-o", "cat >> "+o.pipe)
+	}
+	if o.noDial {
+		return c, home, ep
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		var err error

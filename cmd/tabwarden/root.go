@@ -34,12 +34,15 @@ type options struct {
 	// browserToken is the fleet's credential (--browser-token, else
 	// $TABWARDEN_BROWSER_TOKEN); never printed.
 	browserToken string
-	mcpListen    string
-	audit        string
-	maxUpload    int64
-	sessionIdle  time.Duration
-	tools        string
-	script       string // hidden: scripted consent requests for exercising the screen
+	mcpListen    string // "": this user's stable port (stableport.go)
+	// tokenStore keeps named agent tokens across restarts (the console
+	// sets it; in-process tests leave it empty).
+	tokenStore  string
+	audit       string
+	maxUpload   int64
+	sessionIdle time.Duration
+	tools       string
+	script      string // hidden: scripted consent requests for exercising the screen
 
 	// reviewTimeout is --review-timeout; reviewTimeoutSet says it was
 	// given (the demo keeps its own longer timeout otherwise).
@@ -146,7 +149,7 @@ Run without a command to start the console.`,
 		"attach to a running Chromium's DevTools endpoint, a browserless or a Selenium Grid 4 instead of launching one")
 	pf.StringVar(&o.browserToken, "browser-token", "",
 		"the fleet engine's token for --browser-url (default $"+browser.EnvBrowserToken+"; the variable keeps it out of ps)")
-	pf.StringVar(&o.mcpListen, "mcp-listen", "127.0.0.1:0", "loopback address the MCP server listens on")
+	pf.StringVar(&o.mcpListen, "mcp-listen", "", "loopback address the MCP server listens on (default: this user's stable 127.0.0.1 port, chosen once and kept in $XDG_STATE_HOME/tabwarden/mcp-port)")
 	pf.DurationVar(&o.sessionIdle, "mcp-session-idle", mcpserver.DefaultSessionIdleTimeout,
 		"end a stateful MCP session (its tabs go to you) after this long without a request; 0 never")
 	pf.StringVar(&o.audit, "audit", "",
@@ -174,6 +177,7 @@ Run without a command to start the console.`,
 		newVersionCmd(s),
 		newMCPStdioCmd(s),
 		newConnectCmd(s),
+		newTokensCmd(s),
 		newRunCmd(o, s),
 	)
 	wireCompletion(root)
@@ -217,7 +221,7 @@ func (o *options) validate() error {
 	}
 	// The server's own rule, so an address the flag accepts is one the
 	// server binds (checked before any browser starts).
-	if _, err := mcpserver.LoopbackAddr(o.mcpListen); err != nil {
+	if _, err := mcpserver.LoopbackAddr(o.mcpListen); o.mcpListen != "" && err != nil {
 		return usageErrorf("invalid --mcp-listen '%s': %v", o.mcpListen, err)
 	}
 	if err := o.checkSSHFlags(); err != nil {
