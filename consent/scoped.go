@@ -13,7 +13,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
-// Scoped grants: the grant ladder of DESIGN §4. On a read or action review
+// Scoped grants: the grant ladder of design.md §4. On a read or action review
 // the operator's `s` allows this class of step on this origin for this
 // conversation for the grant window. A grant is memory only, lives in the
 // engine beside the conversation it belongs to, and ends at the first of:
@@ -30,7 +30,7 @@ const MaxGrantWindow = 24 * time.Hour
 // GrantClass is the class of step a scoped grant covers.
 type GrantClass string
 
-// The classes of DESIGN §4; a site tool's class is SiteToolClass(name).
+// The classes of design.md §4; a site tool's class is SiteToolClass(name).
 const (
 	ClassRead   GrantClass = "read"
 	ClassScroll GrantClass = "scroll"
@@ -137,7 +137,7 @@ func sensitiveField(a *Action) bool {
 }
 
 // scopedClass is the class a grant would need to cover req, or why no
-// grant can: the never-grantable list of DESIGN §4.
+// grant can: the never-grantable list of design.md §4.
 func scopedClass(req Request) (GrantClass, string) {
 	switch req.Gate {
 	case GateRead:

@@ -80,7 +80,7 @@ type Action struct {
 	// Verify steps of a plan: Assertion and its value (Text).
 	Assertion string
 	// What the page says of the target, for the never-grantable list of
-	// DESIGN §4 (scoped.go): its autocomplete attribute and its name or id
+	// design.md §4 (scoped.go): its autocomplete attribute and its name or id
 	// attribute (a field that looks like payment or identity data always
 	// asks), and whether the step leaves the page's origin (a link or form
 	// to another origin, a frame of another origin). Site content: shown

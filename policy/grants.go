@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Scoped grants (DESIGN §4): the classes of step an operator's `s` may
+// Scoped grants (design.md §4): the classes of step an operator's `s` may
 // allow for a while, and the longest while. The consent engine applies
 // them; this file only reads, checks and merges them.
 
@@ -24,7 +24,7 @@ var GrantClasses = []string{"read", "scroll", "click", "select", "key", "fill", 
 // MsgGrantClass is the problem text for an entry that names no class.
 const MsgGrantClass = "Use read, scroll, click, select, key, fill, site_tool or site_tool:NAME."
 
-// siteToolName is the sanitizer's rule for a site tool's name (DESIGN §7).
+// siteToolName is the sanitizer's rule for a site tool's name (design.md §7).
 var siteToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 func validGrantClass(c string) bool {

@@ -35,7 +35,7 @@ type Policy struct {
 	// ConsentFloor is the most permissive consent profile allowed
 	// (ProfileStrict, ProfileThread or ProfileTrusted); "" sets no limit.
 	ConsentFloor string
-	// MaxGrantMinutes caps a scoped grant's window (DESIGN §4); 0 sets no cap.
+	// MaxGrantMinutes caps a scoped grant's window (design.md §4); 0 sets no cap.
 	MaxGrantMinutes int
 	// Grantable lists the step classes a scoped grant may cover, sorted
 	// and unique. nil allows every class; a non-nil empty slice turns

@@ -41,7 +41,7 @@ type Target struct {
 	Name      string `json:"name"`
 	Disabled  bool   `json:"disabled,omitempty"`
 	Sensitive bool   `json:"sensitive,omitempty"`
-	// What the consent engine weighs for scoped grants (DESIGN §4): the
+	// What the consent engine weighs for scoped grants (design.md §4): the
 	// target's autocomplete attribute and name/id attribute, and whether
 	// the step leaves the page's origin. Site content, for the engine only.
 	Autocomplete string `json:"autocomplete,omitempty"`

@@ -366,7 +366,7 @@
   }
 
   // grantFacts are what the consent engine needs to keep a step off the
-  // never-grantable list (DESIGN §4): the field's autocomplete tokens and
+  // never-grantable list (design.md §4): the field's autocomplete tokens and
   // name/id (payment or identity data), and whether the step leaves the
   // page's origin (a link or a form submit to another origin, or an
   // element in a frame of another origin).

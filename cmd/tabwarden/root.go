@@ -25,7 +25,7 @@ import (
 type options struct {
 	consent     string
 	reviewDelay time.Duration
-	grantWindow time.Duration // DESIGN §4: how long `s` allows a class of step
+	grantWindow time.Duration // design.md §4: how long `s` allows a class of step
 	policies    []string
 	profile     string
 	chromium    string

@@ -126,7 +126,7 @@ func freeLoopbackPort(t testing.TB) string {
 }
 
 // No agent token, and no operator secret, on any screen, in the log, the
-// audit or any agent's result (DESIGN §3): the real console in tmux with an
+// audit or any agent's result (design.md §3): the real console in tmux with an
 // SSH operator, a token minted by `tabwarden connect`, an agent that opens
 // a reviewed page with it, a call with a wrong token. Every byte the local
 // pane and the SSH session received, both screens, the console's log, the

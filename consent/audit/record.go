@@ -47,7 +47,7 @@ const (
 	// record's Note says why it stopped).
 	KindRunStart Kind = "run_start"
 	KindRunStop  Kind = "run_stop"
-	// Scoped grants (DESIGN §4): one given with `s` (Grant: its id; Note:
+	// Scoped grants (design.md §4): one given with `s` (Grant: its id; Note:
 	// class, window and expiry), each step it covered instead of a review,
 	// its revocation (Note: why; Operator when a person revoked it) and its
 	// end at the close of its window.
