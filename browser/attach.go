@@ -124,7 +124,11 @@ func attach(ctx context.Context, opts Options, log *slog.Logger) (*Browser, erro
 	if err != nil {
 		return nil, unavailable("%s", scrub(&opts, fmt.Sprintf("cannot reach the browser at %s: %v", ShownURL(opts.BrowserURL), err)))
 	}
-	return open(ctx, opts, log, nil, wsURL)
+	hold, err := startHold()
+	if err != nil {
+		return nil, unavailable("start the navigation hold: %v", err)
+	}
+	return open(ctx, opts, log, nil, wsURL, hold)
 }
 
 func (o *Options) handshakeTimeout() time.Duration {

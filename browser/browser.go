@@ -13,6 +13,7 @@ import (
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/wall"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
 	"github.com/tabwarden/tabwarden/webmcp"
@@ -154,17 +155,25 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	}
 	ctx, cancelLaunch := context.WithTimeout(ctx, launchTimeout)
 	defer cancelLaunch()
-	proc, wsURL, err := launchChromium(ctx, &opts)
+	// The hold exists before Chromium does: the wall lets Chromium reach
+	// it, and nothing else of ours.
+	hold, err := startHold()
 	if err != nil {
+		return nil, unavailable("start the navigation hold: %v", err)
+	}
+	proc, wsURL, err := launchChromium(ctx, &opts, log, hold)
+	if err != nil {
+		hold.close()
 		return nil, err
 	}
-	return open(ctx, opts, log, proc, wsURL)
+	return open(ctx, opts, log, proc, wsURL, hold)
 }
 
 // open is the rest of Launch once Chromium's DevTools endpoint is known:
 // the Browser on the connection to wsURL, proc being the Chromium behind it
-// (nil: attached). On failure proc is stopped.
-func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, wsURL string) (*Browser, error) {
+// (nil: attached), hold the navigation hold it was launched with. On
+// failure proc is stopped and hold closed.
+func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, wsURL string, hold *holdServer) (*Browser, error) {
 	b := &Browser{
 		opts:     opts,
 		gate:     opts.Gate,
@@ -174,13 +183,6 @@ func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, ws
 	}
 	b.reg.init()
 	b.sites = webmcp.NewBroker(webmcp.Options{})
-	hold, err := startHold()
-	if err != nil {
-		if proc != nil {
-			proc.stop(0)
-		}
-		return nil, unavailable("start the navigation hold: %v", err)
-	}
 	b.hold = hold
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	c, err := b.connect(ctx, wsURL, proc)
@@ -201,7 +203,12 @@ func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, ws
 	return b, nil
 }
 
-func launchChromium(ctx context.Context, opts *Options) (*process, string, error) {
+// launchChromium starts Chromium behind a wall of its own (see
+// startWall), which the returned process owns; hold is the navigation hold
+// the wall lets it reach. Every Browser passes its hold; nil (no wall) is
+// for the benchmarks' bare Chromium, the floor the wall is measured
+// against.
+func launchChromium(ctx context.Context, opts *Options, log *slog.Logger, hold *holdServer) (*process, string, error) {
 	bin, err := FindChromium(opts.Chromium)
 	if err != nil {
 		return nil, "", err
@@ -235,9 +242,24 @@ func launchChromium(ctx context.Context, opts *Options) (*process, string, error
 	if opts.Headless {
 		args = append(args, "--headless=new")
 	}
-	args = mergeFeatureFlags(append(args, opts.ExtraFlags...))
+	args = mergeFeatureFlags(append(args, withoutNetworkFlags(opts.ExtraFlags, log)...))
+	var wl *wall.Wall
+	if hold != nil {
+		if wl, err = startWall(opts.Policy, log, hold); err != nil {
+			return nil, "", err
+		}
+		args = append(args, wl.ChromiumFlags()...)
+	}
 	args = append(args, "about:blank")
-	return start(ctx, bin, args)
+	proc, wsURL, err := start(ctx, bin, args)
+	if err != nil {
+		if wl != nil {
+			_ = wl.Close()
+		}
+		return nil, "", err
+	}
+	proc.wall = wl
+	return proc, wsURL, nil
 }
 
 // dial opens the DevTools websocket at wsURL: plainly for a Chromium we
@@ -278,9 +300,11 @@ func (b *Browser) connect(ctx context.Context, wsURL string, proc *process) (*co
 	// The hook goes on before any tab can be created by us; the Fetch
 	// domain lives on the browser session, so it covers every target,
 	// including a popup's first request.
-	if err := b.hookPatterns().Call(c.rod.Context(ctx)); err != nil {
-		ws.Close()
-		return nil, unavailable("enable the request hook: %v", err)
+	if hookOn {
+		if err := b.hookPatterns().Call(c.rod.Context(ctx)); err != nil {
+			ws.Close()
+			return nil, unavailable("enable the request hook: %v", err)
+		}
 	}
 
 	// Every new target waits for guardTarget before its first script, so
@@ -347,6 +371,18 @@ func (b *Browser) loop(c *conn, events <-chan *rod.Message) {
 			}
 		case "Page.fileChooserOpened":
 			b.onFileChooser(msg.SessionID)
+		case "Page.frameAttached":
+			e := &proto.PageFrameAttached{}
+			if msg.Load(e) {
+				b.onFrameAttached(msg.SessionID, e.FrameID)
+			}
+		case "Page.frameDetached":
+			e := &proto.PageFrameDetached{}
+			if msg.Load(e) {
+				b.reg.mu.Lock()
+				delete(b.reg.frames, e.FrameID)
+				b.reg.mu.Unlock()
+			}
 		case "Page.lifecycleEvent":
 			e := &proto.PageLifecycleEvent{}
 			if msg.Load(e) {

@@ -164,12 +164,13 @@ func TestLostConnectionLaunchedFailsClosed(t *testing.T) {
 	g := newFakeGate()
 	opts := Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "profile"), Gate: g, TabLimit: DefaultTabLimit}
 	ctx := testCtx(t)
-	proc, ws, err := launchChromium(ctx, &opts)
+	hold := testHold(t)
+	proc, ws, err := launchChromium(ctx, &opts, nil, hold)
 	if err != nil {
 		t.Fatal(err)
 	}
 	px, pws := proxied(t, ws)
-	b, err := open(ctx, opts, slog.New(slog.DiscardHandler), proc, pws)
+	b, err := open(ctx, opts, slog.New(slog.DiscardHandler), proc, pws, hold)
 	if err != nil {
 		t.Fatal(err)
 	}

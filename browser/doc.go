@@ -28,6 +28,14 @@
 //     (fulfilled afresh; a header override at the Response stage is not
 //     parsed for navigations) and worker script; see connectSrc. With
 //     uploads blocked no ws:/wss: source is allowed at all.
+//   - The second wall (package wall): a launched Chromium connects to
+//     nothing but a loopback proxy of its own, which judges every
+//     connection by managed policy before dialling it, whoever opened it
+//     (renderer, service worker, browser process) — WebRTC kept off UDP.
+//     Its process owns it; the navigation hold is the only server of ours
+//     it lets through unjudged. The hook above stays for consent, review
+//     timing and upload bodies; the build tag tabwarden_nohook (tests
+//     only) turns the hook off to prove the wall alone.
 //   - Uploads blocked: every page target is auto-attached and held until
 //     its file chooser is intercepted; a chooser it opens is never
 //     answered (no file can be picked) and the activity log says why.

@@ -143,11 +143,12 @@ func countedHandle(t testing.TB, g *fakeGate, site *fixture.Server, path string,
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	opts := Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "profile"), Gate: g, TabLimit: DefaultTabLimit}
-	proc, wsURL, err := launchChromium(ctx, &opts)
+	hold := testHold(t)
+	proc, wsURL, err := launchChromium(ctx, &opts, nil, hold)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := open(ctx, opts, slog.New(slog.DiscardHandler), proc, wsURL)
+	b, err := open(ctx, opts, slog.New(slog.DiscardHandler), proc, wsURL, hold)
 	if err == nil {
 		t.Cleanup(func() { _ = b.Close() })
 	} else {

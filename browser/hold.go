@@ -62,6 +62,9 @@ func startHold() (*holdServer, error) {
 	return h, nil
 }
 
+// addr is the hold's "127.0.0.1:PORT".
+func (h *holdServer) addr() string { return h.ln.Addr().String() }
+
 // park registers a request for to and returns the URL to rewrite it to and
 // the release that ends its wait: allow sends it on to to, anything else
 // aborts it. Only the first release counts.

@@ -57,6 +57,11 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		return
 	}
 	if !owned || !main {
+		if main && t == nil && !b.subframeGranted(e) {
+			b.countBlocked(e.FrameID)
+			b.fail(e)
+			return
+		}
 		b.resume(e)
 		return
 	}
@@ -122,6 +127,36 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 		return
 	}
 	b.resume(e)
+}
+
+// subframeGranted reports whether a document request of a frame that is
+// not a tab's main frame may go: DESIGN §8, no document of an origin a task
+// tab has no navigation grant for is fetched before consent. A sub-frame
+// of a task tab (known from Page.frameAttached) may load only an origin a
+// grant of its conversation already covers for that tab — no review is
+// raised for it; the operator's tabs, a taken-over conversation's and
+// frames of no known tab load as policy allows.
+func (b *Browser) subframeGranted(e *proto.FetchRequestPaused) bool {
+	b.reg.mu.Lock()
+	top := b.reg.byTarget[b.reg.frames[e.FrameID]]
+	var conv consent.ConversationID
+	var id consent.TabID
+	if top != nil && !top.closed {
+		conv, id = top.conv, top.id
+	}
+	b.reg.mu.Unlock()
+	if conv == "" || b.gate.Paused(conv) {
+		return true
+	}
+	c, ok := b.gate.(coverage)
+	if !ok {
+		return true // a Gatekeeper that cannot tell (tests' fakes)
+	}
+	origin, ok := originOf(e.Request.URL)
+	if !ok {
+		return true // not http(s): nothing leaves the browser
+	}
+	return c.Covered(consent.Request{Gate: consent.GateNavigation, Conversation: conv, Tab: id, Origin: origin})
 }
 
 // coverage is the part of the consent engine that says whether a grant

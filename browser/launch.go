@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tabwarden/tabwarden/browser/wall"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/ysmood/leakless"
 )
@@ -150,6 +151,10 @@ type process struct {
 	pid     int           // Chromium's pid, also its process group id
 	exited  chan struct{} // closed once leakless (and so Chromium) has been reaped
 	drained chan struct{} // closed once Chromium's output pipe has no writer left
+	// wall is the proxy every connection of this Chromium goes through
+	// (see startWall); it outlives Chromium by nothing: stop closes it
+	// once the group is dead.
+	wall *wall.Wall
 }
 
 var devtoolsLine = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
@@ -274,6 +279,9 @@ func (p *process) stop(grace time.Duration) {
 	select {
 	case <-p.drained:
 	case <-time.After(2 * time.Second):
+	}
+	if p.wall != nil {
+		_ = p.wall.Close()
 	}
 }
 

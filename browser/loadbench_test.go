@@ -24,7 +24,7 @@ import (
 func bareChromiumPage(b *testing.B, ctx context.Context, name string, patterns []*proto.FetchRequestPattern) *rod.Page {
 	b.Helper()
 	opts := Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name)}
-	proc, wsURL, err := launchChromium(ctx, &opts)
+	proc, wsURL, err := launchChromium(ctx, &opts, nil, nil) // no wall: the floor
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -145,7 +145,9 @@ func (b *Browser) isDenial(t *tab, err error) bool {
 // reached a server (no connection was made).
 func neverSent(errorText string) bool {
 	for _, e := range []string{"ERR_NAME_NOT_RESOLVED", "ERR_CONNECTION_REFUSED", "ERR_ADDRESS_UNREACHABLE",
-		"ERR_ADDRESS_INVALID", "ERR_CONNECTION_TIMED_OUT", "ERR_UNSAFE_PORT", "ERR_INVALID_URL", "ERR_BLOCKED_BY_CLIENT"} {
+		"ERR_ADDRESS_INVALID", "ERR_CONNECTION_TIMED_OUT", "ERR_UNSAFE_PORT", "ERR_INVALID_URL", "ERR_BLOCKED_BY_CLIENT",
+		// The wall refused the tunnel, or could not be reached.
+		"ERR_TUNNEL_CONNECTION_FAILED", "ERR_PROXY_CONNECTION_FAILED"} {
 		if strings.Contains(errorText, e) {
 			return true
 		}

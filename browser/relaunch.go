@@ -142,7 +142,7 @@ func (b *Browser) launchAgain(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	opts := b.opts
-	proc, wsURL, err := launchChromium(ctx, &opts)
+	proc, wsURL, err := launchChromium(ctx, &opts, b.log, b.hold)
 	if err != nil {
 		return nil, err
 	}

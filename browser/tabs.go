@@ -82,7 +82,10 @@ type registry struct {
 	// guarded maps the upload guard's auto-attached page sessions to
 	// their targets (file chooser events arrive on them).
 	guarded map[proto.TargetSessionID]proto.TargetTargetID
-	seq     uint64
+	// frames maps the sub-frames Chromium reported on a tab's session
+	// (Page.frameAttached) to that tab's target.
+	frames map[proto.PageFrameID]proto.TargetTargetID
+	seq    uint64
 	front   consent.TabID // the tab the operator selected last
 }
 
@@ -93,6 +96,7 @@ func (r *registry) init() {
 	r.unclaimed = map[proto.TargetTargetID]proto.TargetTargetInfo{}
 	r.pending = map[consent.ConversationID]int{}
 	r.guarded = map[proto.TargetSessionID]proto.TargetTargetID{}
+	r.frames = map[proto.PageFrameID]proto.TargetTargetID{}
 }
 
 func newTabID() consent.TabID {

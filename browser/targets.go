@@ -113,6 +113,11 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 				delete(r.guarded, sid)
 			}
 		}
+		for f, target := range r.frames {
+			if target == id {
+				delete(r.frames, f)
+			}
+		}
 		close(t.lifeCh) // wakes a Navigate waiting for this tab's load
 		t.lifeCh = make(chan struct{})
 	}
@@ -126,6 +131,22 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 	}
 	if t != nil {
 		b.gate.RemoveTab(t.id)
+	}
+}
+
+// onFrameAttached runs on the event loop: a frame came into a tab's page
+// (on the tab's own session, or the upload guard's), so a document request
+// from it is known to be that tab's sub-frame.
+func (b *Browser) onFrameAttached(sid proto.TargetSessionID, frame proto.PageFrameID) {
+	r := &b.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	target := r.guarded[sid]
+	if t := r.bySess[sid]; t != nil {
+		target = t.target
+	}
+	if target != "" {
+		r.frames[frame] = target
 	}
 }
 

@@ -1,0 +1,355 @@
+// Package wall is the second wall of DESIGN §8: a forward proxy on
+// loopback that every connection of the console's Chromium must use, which
+// enforces managed policy on each one before it is opened, whoever opens it
+// (a tab's renderer, a service worker, a document a service worker made
+// up, the browser process's own fetchers: Background Fetch, payment method
+// manifests, FedCM) and whatever it carries (HTTP, WebSocket, WebRTC relayed
+// over TCP).
+//
+// The request hook of package browser sees a tab's requests through CDP;
+// the wall sees connections. It knows nothing of tabs, conversations or
+// consent: it answers to managed policy alone (docs/decisions.md, "Issue
+// 20: the second wall").
+//
+// Chromium is made to use it by ChromiumFlags: --proxy-server pointing
+// here, --proxy-bypass-list=<-loopback> so loopback and private addresses
+// get no exemption either, WebRTC restricted to proxied connections (no
+// UDP at all: ICE and STUN over UDP are off, TURN over TCP goes through
+// CONNECT here) and QUIC off. A Chromium that loses the wall (the console
+// died) can reach nothing: a fixed proxy has no direct fallback.
+//
+// Invariants:
+//   - A request or tunnel is judged before any connection to its
+//     destination is dialled; a refusal never opens one.
+//   - Plain HTTP (absolute-URI requests) is judged like the hook judges a
+//     request: origin, method, body, WebSocket upgrade (policy.Decide).
+//     Refused: 403 with the DESIGN §8 text.
+//   - CONNECT is judged by its host:port target, then again by its first
+//     client bytes: a TLS handshake must match an allowed https origin,
+//     anything else (a ws: WebSocket, a TURN relay) an allowed http origin,
+//     and with blockBrowserUploads plain bytes are refused outright. TLS is
+//     never decrypted, so the methods and bodies inside an https tunnel are
+//     the hook's to judge (policy.DecideTunnel).
+//   - The console's own loopback endpoints (Options.Own) pass unjudged; a
+//     request aimed at the wall itself is refused, so it never loops.
+//   - Close stops accepting, closes every connection and returns after
+//     every goroutine the Wall started has ended.
+package wall
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tabwarden/tabwarden/policy"
+)
+
+const (
+	dialTimeout = 10 * time.Second
+	// firstBytesWait bounds how long a granted tunnel waits for the
+	// client's first byte (TLS and HTTP clients speak first).
+	firstBytesWait = 30 * time.Second
+)
+
+// quiet takes net/http's own log lines (a client that went away mid-copy):
+// the wall's lines go to Options.Logger.
+var quiet = log.New(io.Discard, "", 0)
+
+// Options configure Start.
+type Options struct {
+	// Policy is managed policy. Nil: unrestricted (the wall still keeps
+	// WebRTC off UDP and every connection visible).
+	Policy *policy.Policy
+	// Own are host:port addresses of the console's own loopback servers
+	// (the navigation hold) that Chromium reaches through the wall with no
+	// judgment.
+	Own []string
+	// Logger gets one debug line per refusal (target and code, never a
+	// path or query). Nil: discard.
+	Logger *slog.Logger
+}
+
+// Wall is a running proxy. Safe for concurrent use.
+type Wall struct {
+	pol  *policy.Policy
+	own  map[string]bool
+	self string
+	log  *slog.Logger
+
+	ln        net.Listener
+	srv       *http.Server
+	proxy     *httputil.ReverseProxy
+	transport *http.Transport
+	dialer    net.Dialer
+
+	ctx    context.Context // cancelled by Close: ends tunnels
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	refused atomic.Uint64
+	passed  atomic.Uint64
+}
+
+// Start listens on 127.0.0.1 (a free port) and serves until Close.
+func Start(opts Options) (*Wall, error) {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	w := &Wall{
+		pol:    opts.Policy,
+		own:    map[string]bool{},
+		self:   ln.Addr().String(),
+		log:    opts.Logger,
+		ln:     ln,
+		dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second},
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	for _, a := range opts.Own {
+		w.own[strings.ToLower(a)] = true
+	}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.transport = &http.Transport{
+		Proxy:       nil, // never another proxy
+		DialContext: w.dialer.DialContext,
+		// Chromium keeps up to 6 connections per origin open to us; as
+		// many idle ones per destination spare a dial per request.
+		MaxIdleConnsPerHost:   32,
+		MaxIdleConns:          256,
+		IdleConnTimeout:       90 * time.Second,
+		DisableCompression:    true, // pass the page's encoding through
+		ResponseHeaderTimeout: 0,    // a slow site is the page's business
+		ExpectContinueTimeout: time.Second,
+	}
+	w.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			// The request line's absolute URL is what was judged; the
+			// Host header follows it.
+			pr.Out.URL = pr.In.URL
+			pr.Out.Host = ""
+		},
+		Transport:    w.transport,
+		ErrorLog:     quiet,
+		ErrorHandler: w.upstreamError,
+	}
+	w.srv = &http.Server{
+		Handler:           http.HandlerFunc(w.serve),
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return w.ctx },
+		ErrorLog:          quiet,
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		_ = w.srv.Serve(ln)
+	}()
+	return w, nil
+}
+
+// Addr is the wall's "127.0.0.1:PORT".
+func (w *Wall) Addr() string { return w.self }
+
+// ChromiumFlags are the launch flags that make every connection of
+// Chromium go through the wall (see the package doc).
+func (w *Wall) ChromiumFlags() []string { return Flags(w.self) }
+
+// Flags are ChromiumFlags for a proxy at addr.
+func Flags(addr string) []string {
+	return []string{
+		"--proxy-server=http://" + addr,
+		// Chromium bypasses the proxy for localhost and loopback IPs
+		// unless told not to: a loopback origin is an origin like any
+		// other (DESIGN §4: no exemption).
+		"--proxy-bypass-list=<-loopback>",
+		// WebRTC may use UDP only through a proxy that relays UDP; an
+		// HTTP proxy relays none, so ICE, STUN and TURN/UDP are off and
+		// TURN over TCP is a CONNECT the wall judges.
+		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+		"--webrtc-ip-handling-policy=disable_non_proxied_udp",
+		// QUIC is UDP; through an HTTP proxy Chromium would not use it,
+		// and off it stays if anything ever tried.
+		"--disable-quic",
+	}
+}
+
+// Refused is how many requests and tunnels the wall has refused.
+func (w *Wall) Refused() uint64 { return w.refused.Load() }
+
+// Passed is how many it has let through.
+func (w *Wall) Passed() uint64 { return w.passed.Load() }
+
+// Close stops the wall: no new connection is accepted, every open one
+// (tunnels included) is closed. It returns once every goroutine the wall
+// started has ended.
+func (w *Wall) Close() error {
+	w.cancel()
+	err := w.srv.Close()
+	w.transport.CloseIdleConnections()
+	w.wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (w *Wall) serve(rw http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		w.tunnel(rw, r)
+		return
+	}
+	if !r.URL.IsAbs() || r.URL.Scheme != "http" {
+		// Not a proxy request: someone talking to the wall itself.
+		w.refuse(rw, "", policy.Decision{Code: policy.CodeWebsiteBlocked, Message: policy.MsgWebsiteBlocked})
+		return
+	}
+	target := strings.ToLower(r.URL.Host)
+	if !w.own[target] {
+		if target == w.self || hostIs(target, w.self) {
+			w.refuse(rw, target, policy.Decision{Code: policy.CodeWebsiteBlocked, Message: policy.MsgWebsiteBlocked})
+			return
+		}
+		upgrade := strings.ToLower(r.Header.Get("Upgrade"))
+		hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
+		u := r.URL.String()
+		if d := w.pol.Decide(u, r.Method, hasBody, upgrade == "websocket"); !d.Allow {
+			w.refuse(rw, target, d)
+			return
+		}
+		if upgrade != "" && upgrade != "websocket" && w.pol != nil && w.pol.BlockUploads {
+			// Any other upgraded connection is a channel upstream too.
+			w.refuse(rw, target, policy.Decision{Code: policy.CodeUploadBlocked, Message: policy.MsgUploadBlocked})
+			return
+		}
+	}
+	w.passed.Add(1)
+	w.proxy.ServeHTTP(rw, r)
+}
+
+// hostIs reports whether hostport names the same port on a loopback
+// spelling of self (localhost, 127.0.0.1, [::1]).
+func hostIs(hostport, self string) bool {
+	h, p, err := net.SplitHostPort(hostport)
+	_, sp, _ := net.SplitHostPort(self)
+	if err != nil || p != sp {
+		return false
+	}
+	return h == "localhost" || h == "127.0.0.1" || h == "::1"
+}
+
+func (w *Wall) refuse(rw http.ResponseWriter, target string, d policy.Decision) {
+	w.refused.Add(1)
+	w.log.Debug("wall refused", "target", target, "code", d.Code)
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	rw.Header().Set("Cache-Control", "no-store")
+	rw.Header().Set("X-Tabwarden-Refused", d.Code)
+	rw.WriteHeader(http.StatusForbidden)
+	_, _ = io.WriteString(rw, d.Message+"\n")
+}
+
+func (w *Wall) upstreamError(rw http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the browser went away
+	}
+	w.log.Debug("wall upstream", "target", r.URL.Host, "err", err)
+	rw.WriteHeader(http.StatusBadGateway)
+}
+
+// tunnel serves a CONNECT: judged by target, then by the first bytes the
+// client sends once told the tunnel is up; only then is the destination
+// dialled.
+func (w *Wall) tunnel(rw http.ResponseWriter, r *http.Request) {
+	target := strings.ToLower(r.Host)
+	if target == w.self || hostIs(target, w.self) {
+		w.refuse(rw, target, policy.Decision{Code: policy.CodeWebsiteBlocked, Message: policy.MsgWebsiteBlocked})
+		return
+	}
+	if d := w.pol.DecideTunnel(target, policy.TunnelUnknown); !d.Allow {
+		w.refuse(rw, target, d)
+		return
+	}
+	hj, ok := rw.(http.Hijacker)
+	if !ok {
+		rw.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	client, brw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.splice(client, brw.Reader, target)
+	}()
+}
+
+func (w *Wall) splice(client net.Conn, in *bufio.Reader, target string) {
+	defer client.Close()
+	stop := context.AfterFunc(w.ctx, func() { _ = client.Close() })
+	defer stop()
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	_ = client.SetReadDeadline(time.Now().Add(firstBytesWait))
+	first, err := in.Peek(1)
+	if err != nil {
+		return
+	}
+	_ = client.SetReadDeadline(time.Time{})
+	kind := policy.TunnelPlain
+	if first[0] == 0x16 { // TLS record type: handshake
+		kind = policy.TunnelTLS
+	}
+	if d := w.pol.DecideTunnel(target, kind); !d.Allow {
+		w.refused.Add(1)
+		w.log.Debug("wall refused tunnel", "target", target, "code", d.Code)
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, dialTimeout)
+	up, err := w.dialer.DialContext(ctx, "tcp", target)
+	cancel()
+	if err != nil {
+		w.log.Debug("wall upstream", "target", target, "err", err)
+		return
+	}
+	defer up.Close()
+	stopUp := context.AfterFunc(w.ctx, func() { _ = up.Close() })
+	defer stopUp()
+	w.passed.Add(1)
+
+	// The client's side: what it sent past the CONNECT head is in the
+	// buffer first. Its end of input half-closes the destination, which
+	// may still answer.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if n := in.Buffered(); n > 0 {
+			b, _ := in.Peek(n)
+			if _, err := up.Write(b); err != nil {
+				_ = client.Close()
+				return
+			}
+			_, _ = in.Discard(n)
+		}
+		_, _ = io.Copy(up, client) // splice(2) between the TCP sockets
+		if tc, ok := up.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+	}()
+	// The destination's end (or an error) ends the tunnel.
+	_, _ = io.Copy(client, up)
+	_ = client.Close()
+	<-done
+}
