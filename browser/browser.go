@@ -200,6 +200,11 @@ func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, ws
 	b.wg.Add(1)
 	go b.activationWorker()
 	b.showStatus(b.describe(ctx, c))
+	if proc == nil {
+		// Never silently (DESIGN §14): the operator reads what this
+		// console cannot hold in an attached browser.
+		b.gate.Note("", "Network wall "+WallAttached+".", true)
+	}
 	return b, nil
 }
 

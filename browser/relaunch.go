@@ -40,7 +40,7 @@ func (b *Browser) showStatus(s string) {
 // headed|headless", or "attached <url>".
 func (b *Browser) describe(ctx context.Context, c *conn) string {
 	if c.proc == nil {
-		return "attached " + ShownURL(b.opts.BrowserURL)
+		return "attached " + ShownURL(b.opts.BrowserURL) + " · " + WallAttachedShort
 	}
 	mode := "headed"
 	if b.opts.Headless {

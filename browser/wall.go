@@ -8,6 +8,19 @@ import (
 	"github.com/tabwarden/tabwarden/policy"
 )
 
+// What the console enforces below the page, in words for the operator: the
+// activity log on attach, the header and `tabwarden doctor` say the same.
+const (
+	// WallLaunched: a Chromium the console launched.
+	WallLaunched = "on: every connection of the launched Chromium goes through tabwarden's policy proxy (loopback included; WebRTC only through it, no UDP)"
+	// WallAttached: a browser the console attached to (--browser-url).
+	WallAttached = "off: an attached browser connects on its own, so managed policy holds only for what the request hook sees " +
+		"(its tabs' requests; navigation consent as usual) — not for what the browser process fetches (Background Fetch, " +
+		"payment manifests, FedCM), documents and workers a service worker makes up, or WebRTC (UDP, TURN)"
+	// WallAttachedShort is the header's word for it.
+	WallAttachedShort = "no network wall"
+)
+
 // startWall starts the second wall (package wall) for one launched
 // Chromium: managed policy on every connection it opens, whoever opens it.
 // The navigation hold is the one loopback server of ours it lets through

@@ -79,6 +79,7 @@ func runDoctor(ctx context.Context, o *options, env doctorEnv) []check {
 		checkDisplay(o, env),
 		checkXauth(o, env),
 		checkProfileLock(o, env),
+		checkWall(o),
 	}
 	if c, ok := checkSSH(o); ok {
 		checks = append(checks, c)

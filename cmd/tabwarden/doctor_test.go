@@ -232,3 +232,24 @@ func TestNeedDisplay(t *testing.T) {
 		}
 	}
 }
+
+// TestWallCheck: the doctor says what a launched browser gets below the
+// page and, never silently, what an attached one does not (issue 20).
+func TestWallCheck(t *testing.T) {
+	var out strings.Builder
+	launched := checkWall(&options{})
+	attached := checkWall(&options{browserURL: "http://127.0.0.1:9222"})
+	failed := printChecks(&out, []check{launched, attached})
+	text := out.String()
+	if failed != 0 {
+		t.Errorf("an attached browser's missing wall failed the doctor:\n%s", text)
+	}
+	if !launched.ok || !strings.Contains(text, "✓ network wall") || !strings.Contains(launched.detail, "no UDP") {
+		t.Errorf("launched: %+v", launched)
+	}
+	for _, want := range []string{"✗ network wall", "off: an attached browser", "Background Fetch", "FedCM", "service worker", "WebRTC", "fix: tabwarden   (without --browser-url"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, text)
+		}
+	}
+}
