@@ -23,6 +23,9 @@ type (
 	}
 	tickMsg      time.Time
 	flashDoneMsg struct{ seq int }
+	// notifyStartMsg calls the operator for the reviews already waiting
+	// when the screen starts (an SSH operator joining).
+	notifyStartMsg struct{}
 )
 
 const (
@@ -100,6 +103,8 @@ type Model struct {
 	pageShared *pageShared
 	// term is what this screen's terminal said of itself (termdetect.go).
 	term termDetect
+	// notify is what this screen called the operator for (notify.go).
+	notify notifyState
 }
 
 // New builds the root model and subscribes to svc's changes. Call Close (Run
@@ -146,7 +151,7 @@ func (m Model) Close() {
 
 // Init starts listening for changes and the once-a-second clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.waitForChange(), tick())
+	return tea.Batch(m.waitForChange(), tick(), func() tea.Msg { return notifyStartMsg{} })
 }
 
 func tick() tea.Cmd {
@@ -184,6 +189,9 @@ func (m *Model) setState(s consent.State) {
 // Update routes every message; the only side effects are Service calls.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	if env, ok := msg.(tea.EnvMsg); ok {
+		m.notify.desktop = detectDesktop(env)
+	}
 	if c, used := m.imageUpdate(msg); used {
 		return m, c
 	}
@@ -202,9 +210,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case stateChangedMsg:
 		m.setState(msg.state)
 		m.now = m.opts.Now()
+		cmd = m.notifyUpdate()
 		if !msg.closed {
-			cmd = m.waitForChange()
+			cmd = tea.Batch(cmd, m.waitForChange())
 		}
+	case notifyStartMsg:
+		cmd = m.notifyUpdate()
 	case tickMsg:
 		m.now = m.opts.Now()
 		cmd = tea.Batch(tick(), m.rewriteImage())
@@ -525,6 +536,6 @@ func (m Model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	v.AltScreen = true
-	v.WindowTitle = "tabwarden"
+	v.WindowTitle = m.windowTitle()
 	return v
 }

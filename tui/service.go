@@ -101,6 +101,12 @@ type Options struct {
 	// sixel, else half-blocks; half-blocks under tmux or screen); any
 	// other value is used without asking.
 	PageProtocol PageProtocol
+	// Notify is how this screen calls the operator on a new review
+	// (--notify): "" or NotifyDesktop rings the bell and raises a desktop
+	// notification where the screen's terminal shows one, NotifyBell only
+	// rings, NotifyOff does neither. The title's pending count shows
+	// whatever the mode.
+	Notify NotifyMode
 	// Program adds options to the bubbletea program Run starts (an SSH
 	// session's input, output, environment and window size).
 	Program []tea.ProgramOption

@@ -116,7 +116,11 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var feeders sync.WaitGroup
-	tuiOpts := tui.Options{Version: version, Headless: o.headless, PageProtocol: tui.PageProtocol(o.pageView)}
+	notify, _ := tui.ParseNotifyMode(o.notify) // validated with the flags
+	tuiOpts := tui.Options{Version: version, Headless: o.headless, PageProtocol: tui.PageProtocol(o.pageView), Notify: notify}
+	if o.notifyCmd != "" {
+		feeders.Go(func() { runNotifyCommand(ctx, eng, o.notifyCmd) })
+	}
 	if steps != nil {
 		// Scripted requests exercise the screen alone: no browser, no agents.
 		feeders.Go(func() { feedScript(ctx, eng, steps) })
@@ -143,7 +147,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 			tuiOpts.StartTask = b.start
 		}
 	}
-	stopSSH, err := startSSH(ctx, o, eng, tuiOpts.Page, tuiOpts.PageProtocol)
+	stopSSH, err := startSSH(ctx, o, eng, tuiOpts.Page, tuiOpts.PageProtocol, tuiOpts.Notify)
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,8 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 			slog.Error("demo journey", "err", err)
 		}
 	})
-	err = tui.Run(ctx, eng, tui.Options{Version: version, Minter: w.agents})
+	notify, _ := tui.ParseNotifyMode(o.notify) // validated with the flags
+	err = tui.Run(ctx, eng, tui.Options{Version: version, Minter: w.agents, Notify: notify})
 	cancel()
 	walker.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) {

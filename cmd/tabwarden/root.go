@@ -26,6 +26,8 @@ type options struct {
 	consent     string
 	reviewDelay time.Duration
 	grantWindow time.Duration // design.md §4: how long `s` allows a class of step
+	notify      string        // design.md §4: desktop, bell or off
+	notifyCmd   string        // design.md §4: run on each new review (rate-limited)
 	policies    []string
 	profile     string
 	chromium    string
@@ -138,6 +140,10 @@ Run without a command to start the console.`,
 		"how long a review waits for your key once on screen (and a held request in the queue); 10s to 30m")
 	pf.DurationVar(&o.grantWindow, "grant-window", consent.DefaultGrantWindow,
 		"how long s (allow for a while) lets one class of step run on one origin without asking; 1m to 24h, capped by policy maxGrantMinutes")
+	pf.StringVar(&o.notify, "notify", string(tui.NotifyDesktop),
+		"how a new review calls you: desktop (bell, and a desktop notification where the terminal shows one: OSC 9/777/99), bell, or off")
+	pf.StringVar(&o.notifyCmd, "notify-command", "",
+		"run CMD (through /bin/sh) when a new review waits; its environment has TABWARDEN_REVIEW_TITLE, _KIND, TABWARDEN_CONVERSATION, TABWARDEN_ORIGIN, TABWARDEN_PENDING (never values); at most once per 10s")
 	pf.StringArrayVar(&o.policies, "policy", nil,
 		"managed policy file (JSON or YAML); repeat for several, they are intersected")
 	pf.StringVar(&o.profile, "profile", "",
@@ -206,6 +212,9 @@ func (o *options) validate() error {
 	}
 	if o.grantWindow < time.Minute || o.grantWindow > consent.MaxGrantWindow {
 		return usageErrorf("invalid --grant-window %s: use 1m to 24h (managed policy may cap it further)", o.grantWindow)
+	}
+	if _, err := tui.ParseNotifyMode(o.notify); err != nil {
+		return usageErrorf("invalid --notify '%s': %v", o.notify, err)
 	}
 	if agent.ProfileNamed(o.tools) == nil {
 		return usageErrorf("invalid --tools '%s': use %s", o.tools, strings.Join(agent.ProfileNames(), " or "))

@@ -42,7 +42,7 @@ func (o *options) checkSSHKeys() error {
 
 // startSSH serves the console over SSH when --ssh-listen is given; stop
 // disconnects every operator and waits for their screens to end.
-func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.PageSource, proto tui.PageProtocol) (stop func(), err error) {
+func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.PageSource, proto tui.PageProtocol, notify tui.NotifyMode) (stop func(), err error) {
 	if o.sshListen == "" {
 		return func() {}, nil
 	}
@@ -52,6 +52,7 @@ func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.Pag
 		Version:        version,
 		Page:           page,
 		PageProtocol:   proto,
+		Notify:         notify,
 	})
 	if err != nil {
 		return nil, failure(fmt.Errorf("SSH console: %w", err))

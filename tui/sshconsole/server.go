@@ -61,6 +61,10 @@ type Config struct {
 	// (--page-view); auto (or "") lets each screen ask its own terminal,
 	// through its session, which protocol it speaks.
 	PageProtocol tui.PageProtocol
+	// Notify is how each screen calls its operator on a new review
+	// (--notify); each screen picks its desktop sequence from its own
+	// session's environment.
+	Notify tui.NotifyMode
 }
 
 // ListenAddr resolves the --ssh-listen value: a bare port (":2222")
@@ -229,6 +233,7 @@ func (s *Server) handle(sess ssh.Session) {
 		// Each session's program asks its own client's terminal: the
 		// replies come back on this session's input.
 		PageProtocol: s.cfg.PageProtocol,
+		Notify:       s.cfg.Notify,
 		// The session's own input wrapped to see activity; later options
 		// win, so it replaces the session input MakeOptions sets.
 		Program: append(bm.MakeOptions(sess), tea.WithInput(in), tea.WithoutSignalHandler()),
