@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/policy"
 )
@@ -47,7 +48,7 @@ var shared struct {
 	err     error
 	eng     *consent.Engine
 	br      *browser.Browser
-	engLog  *audit.Memory // the engine's audit: reviews shown, decisions, take-overs
+	engLog  *audittest.Memory // the engine's audit: reviews shown, decisions, take-overs
 	profile string
 }
 
@@ -75,7 +76,7 @@ func chromium(t *testing.T) {
 		t.Fatalf("no Chromium: %v", err)
 	}
 	shared.once.Do(func() {
-		shared.engLog = &audit.Memory{}
+		shared.engLog = &audittest.Memory{}
 		shared.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, Audit: shared.engLog, EndedTabGrace: endedGrace})
 		dir, err := os.MkdirTemp("", "tabwarden-e2e-")
 		if err != nil {
@@ -104,7 +105,7 @@ type e2e struct {
 	eng  *consent.Engine
 	br   *browser.Browser
 	d    *agent.Dispatcher
-	log  *audit.Memory // the dispatcher's tool_call records
+	log  *audittest.Memory // the dispatcher's tool_call records
 	conv consent.ConversationID
 	site *fixture.Server
 	op   *operator
@@ -127,7 +128,7 @@ func newE2E(t *testing.T, opts ...e2eOption) *e2e {
 	t.Cleanup(cancel)
 	e := &e2e{
 		t: t, ctx: ctx, eng: shared.eng, br: shared.br,
-		log:  &audit.Memory{},
+		log:  &audittest.Memory{},
 		conv: consent.ConversationID(fmt.Sprintf("e2e-%d-%s", convSeq.Add(1), t.Name())),
 		site: newSite(t),
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // stampArgs and stampTool are a whole tool, written as docs/dev.md says a
@@ -47,7 +48,7 @@ func TestAToolIsOneValue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
-	calls := &audit.Memory{}
+	calls := &audittest.Memory{}
 	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: goneBrowser{}, Audit: calls, Tools: stampProfile.Tools})
 	t.Cleanup(d.Close)
 	ms, err := mcpserver.New(mcpserver.Config{Surface: d, Engine: eng, Profile: stampProfile, Version: "test"})

@@ -1,7 +1,6 @@
 package consent
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
@@ -94,9 +93,6 @@ type Engine struct {
 	subs    map[int]chan struct{}
 	nextSub int
 
-	idleCh     chan struct{}
-	idleClosed bool
-
 	disp *dispatcher
 
 	// ended holds the conversations whose tabs wait out their grace
@@ -141,14 +137,11 @@ func New(cfg Config) *Engine {
 		ops:    map[*Op]struct{}{},
 		subs:   map[int]chan struct{}{},
 		info:   cfg.Info,
-		idleCh: make(chan struct{}),
 		disp:   newDispatcher(),
 		run:    newRunID(),
 		scoped: map[string]*scopedGrant{},
 		limits: cfg.GrantLimits,
 	}
-	close(e.idleCh)
-	e.idleClosed = true
 	go e.disp.run()
 	return e
 }
@@ -198,40 +191,13 @@ func (e *Engine) now() time.Time { return e.cfg.Now() }
 // Profile returns the effective profile (after the policy floor).
 func (e *Engine) Profile() Profile { return e.eff }
 
-// commitLocked ends every mutation: move focus, update the idle signal and
-// poke subscribers.
+// commitLocked ends every mutation: move focus and poke subscribers.
 func (e *Engine) commitLocked() {
 	e.refocusLocked()
-	idle := len(e.queue) == 0 && len(e.ops) == 0
-	switch {
-	case idle && !e.idleClosed:
-		close(e.idleCh)
-		e.idleClosed = true
-	case !idle && e.idleClosed:
-		e.idleCh = make(chan struct{})
-		e.idleClosed = false
-	}
 	for _, ch := range e.subs {
 		select {
 		case ch <- struct{}{}:
 		default:
-		}
-	}
-}
-
-// WaitIdle blocks until no review is pending and no op runs, or ctx is done.
-func (e *Engine) WaitIdle(ctx context.Context) error {
-	for {
-		e.mu.Lock()
-		ch, idle := e.idleCh, e.idleClosed || e.closed
-		e.mu.Unlock()
-		if idle {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
 		}
 	}
 }

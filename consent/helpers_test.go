@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -30,7 +31,7 @@ type harness struct {
 	t   *testing.T
 	cfg Config
 	e   *Engine
-	mem *audit.Memory
+	mem *audittest.Memory
 	ch  <-chan struct{}
 }
 
@@ -45,7 +46,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	if cfg.OpDeadline == 0 {
 		cfg.OpDeadline = longOp
 	}
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	if cfg.Audit == nil {
 		cfg.Audit = mem
 	}
@@ -239,7 +240,7 @@ func (ev *events) waitFor(t *testing.T, kind EventKind) Event {
 	}
 }
 
-func records(mem *audit.Memory, kind audit.Kind) []audit.Record {
+func records(mem *audittest.Memory, kind audit.Kind) []audit.Record {
 	var out []audit.Record
 	for _, r := range mem.Records() {
 		if r.Kind == kind {

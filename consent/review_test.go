@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -797,7 +798,7 @@ func TestOpErrFromCallerContext(t *testing.T) {
 func TestReviewIDsUniqueAcrossRuns(t *testing.T) {
 	seen := map[string]bool{}
 	for run := 0; run < 2; run++ {
-		mem := &audit.Memory{}
+		mem := &audittest.Memory{}
 		h := newHarness(t, Config{Audit: mem}).std()
 		h.e.AddConversation("c1", "default·codex·c1")
 		ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))

@@ -21,8 +21,8 @@
 //     upstream is refused.
 //   - consentFloor: tabwarden's addition to the reference shape. It names the
 //     most permissive consent profile (strict < thread < trusted) the operator
-//     may run; a more permissive --consent is lowered to it (see
-//     Policy.ClampProfile).
+//     may run; a more permissive --consent is lowered to it (the consent
+//     engine applies it: consent.Config.Floor).
 //   - maxGrantMinutes: the longest window, in whole minutes (1 to 1440), of
 //     a scoped grant (the operator's `s`); a longer --grant-window is cut
 //     to it.

@@ -112,19 +112,6 @@ func sortedSet(s []string) []string {
 	return slices.Compact(s)
 }
 
-// ClampProfile returns the consent profile to run given the one the operator
-// asked for, and whether the policy lowered it.
-func (p *Policy) ClampProfile(requested string) (string, bool) {
-	if p == nil || p.ConsentFloor == "" {
-		return requested, false
-	}
-	r, ok := profileRank[requested]
-	if ok && r <= profileRank[p.ConsentFloor] {
-		return requested, false
-	}
-	return p.ConsentFloor, true
-}
-
 // AllowsOrigin reports whether the policy lets the browser reach origin, an
 // http(s) origin in any spelling NormalizeOrigin accepts. An origin that does
 // not normalize is allowed only when no origin list is set.

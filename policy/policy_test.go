@@ -165,30 +165,6 @@ func TestAllowsOrigin(t *testing.T) {
 	}
 }
 
-func TestClampProfile(t *testing.T) {
-	cases := []struct {
-		floor, requested, want string
-		clamped                bool
-	}{
-		{"", ProfileTrusted, ProfileTrusted, false},
-		{ProfileThread, ProfileStrict, ProfileStrict, false},
-		{ProfileThread, ProfileThread, ProfileThread, false},
-		{ProfileThread, ProfileTrusted, ProfileThread, true},
-		{ProfileStrict, ProfileTrusted, ProfileStrict, true},
-		{ProfileStrict, "bogus", ProfileStrict, true},
-	}
-	for _, c := range cases {
-		p := &Policy{ConsentFloor: c.floor}
-		if got, clamped := p.ClampProfile(c.requested); got != c.want || clamped != c.clamped {
-			t.Errorf("floor %q: ClampProfile(%q) = %q, %v; want %q, %v", c.floor, c.requested, got, clamped, c.want, c.clamped)
-		}
-	}
-	var nilPolicy *Policy
-	if got, clamped := nilPolicy.ClampProfile(ProfileTrusted); got != ProfileTrusted || clamped {
-		t.Errorf("nil policy clamped to %q", got)
-	}
-}
-
 func TestSummary(t *testing.T) {
 	cases := []struct {
 		p    *Policy

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // grantsEngine is a strict engine with conversation c1 (tab t1 on screen)
@@ -40,7 +41,7 @@ func untilFocused(m Model) Model {
 }
 
 func TestScopedKeyGivesAGrantShownAsAChipAndRevokedFromG(t *testing.T) {
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	e := grantsEngine(t, consent.Config{Audit: mem})
 	asked := make(chan error, 1)
 	go func() { asked <- e.Ask(context.Background(), clickReq("t1")) }()

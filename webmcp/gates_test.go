@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
-	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -18,13 +18,13 @@ import (
 type gateRig struct {
 	*tabRig
 	e   *consent.Engine
-	mem *audit.Memory
+	mem *audittest.Memory
 	ch  <-chan struct{}
 }
 
 func newGateRig(t *testing.T, native bool, f *fixture) *gateRig {
 	r := openTab(t, native, f, "/tools.html", Options{})
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	e := consent.New(consent.Config{ReviewDelay: 10 * time.Millisecond, ReviewTimeout: 20 * time.Second,
 		OpDeadline: 20 * time.Second, Audit: mem})
 	ch, unsub := e.Changes()

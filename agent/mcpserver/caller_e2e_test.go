@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // callerEnv turns the test binary into a separate MCP client process (see
@@ -81,12 +82,12 @@ func startCaller(t *testing.T, w *chromiumWorld, version, open string) *exec.Cmd
 }
 
 // newAuditedWorld is newChromiumWorld with the engine's audit in memory.
-func newAuditedWorld(t *testing.T) (*chromiumWorld, *audit.Memory) {
+func newAuditedWorld(t *testing.T) (*chromiumWorld, *audittest.Memory) {
 	t.Helper()
 	fixturetest.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	eng := consent.New(consent.Config{ReviewDelay: e2eDelay, Audit: mem})
 	t.Cleanup(eng.Close)
 	br, err := browser.Launch(ctx, browser.Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "profile"), Gate: eng})

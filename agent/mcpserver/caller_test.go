@@ -18,6 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -58,7 +59,7 @@ func (s reviewSurface) Call(ctx context.Context, conv consent.ConversationID, to
 // in it.
 func startReviewServer(t *testing.T, tune func(*Config)) *testServer {
 	t.Helper()
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	eng := consent.New(consent.Config{Audit: mem})
 	t.Cleanup(eng.Close)
 	cfg := Config{Surface: reviewSurface{eng: eng}, Engine: eng, Audit: mem, AuditToolCalls: true, Version: "test"}
@@ -434,7 +435,7 @@ func TestNoProgressWithoutToken(t *testing.T) {
 // after the stateful POST that carried its call closes (issue 10: within
 // 2 s): from the client's hang-up to the review leaving the engine.
 func BenchmarkGoneCallerWithdrawal(b *testing.B) {
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	eng := consent.New(consent.Config{Audit: mem})
 	defer eng.Close()
 	s, err := New(Config{Surface: reviewSurface{eng: eng}, Engine: eng, Version: "test"})

@@ -17,6 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // statefulVersion is the protocol that keeps an MCP session;
@@ -135,7 +136,7 @@ type testServer struct {
 	url     string
 	secret  string // the default token
 	engine  *consent.Engine
-	audit   *audit.Memory
+	audit   *audittest.Memory
 	surface *fakeSurface
 }
 
@@ -146,7 +147,7 @@ func startServerWith(t *testing.T, tune func(*Config)) *testServer {
 	t.Helper()
 	eng := consent.New(consent.Config{})
 	t.Cleanup(eng.Close)
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	fs := newFakeSurface()
 	cfg := Config{Surface: fs, Engine: eng, Audit: mem, AuditToolCalls: true, Version: "test"}
 	if tune != nil {

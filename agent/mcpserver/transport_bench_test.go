@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/consent"
-	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // BenchmarkToolRoundTrip times one tools/call over Streamable HTTP against
@@ -16,7 +16,7 @@ import (
 func BenchmarkToolRoundTrip(b *testing.B) {
 	eng := consent.New(consent.Config{})
 	defer eng.Close()
-	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, Audit: &audit.Memory{}, Version: "bench"})
+	s, err := New(Config{Surface: newFakeSurface(), Engine: eng, Audit: &audittest.Memory{}, Version: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // The reference journey (design.md §10) under the consent profiles thread and
@@ -50,7 +51,7 @@ type reviewTally struct {
 	decided map[string]audit.Record // review ID → its decision record
 }
 
-func tallyReviews(log *audit.Memory) reviewTally {
+func tallyReviews(log *audittest.Memory) reviewTally {
 	tl := reviewTally{shown: map[string]audit.Record{}, decided: map[string]audit.Record{}}
 	for _, rec := range log.Records() {
 		switch rec.Kind {

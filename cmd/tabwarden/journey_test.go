@@ -22,6 +22,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/tui"
 )
 
@@ -100,7 +101,7 @@ type jRig struct {
 	eng   *consent.Engine
 	world *demoWorld
 	tm    *teatest.TestModel
-	log   *audit.Memory
+	log   *audittest.Memory
 }
 
 func startJourneyRig(t *testing.T) *jRig {
@@ -130,7 +131,7 @@ func startJourneyRigTUI(t *testing.T, profile consent.Profile, more func(*jRig, 
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	eng := consent.New(consent.Config{Profile: profile, ReviewDelay: journeyDelay, Audit: mem})
 	if eng.Profile() != profile {
 		t.Fatalf("the engine runs profile %q, want %q", eng.Profile(), profile)

@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
 )
 
@@ -38,7 +39,7 @@ func TestSSHOperatorApprovesRealNavigation(t *testing.T) {
 	defer cancel()
 
 	const delay = 300 * time.Millisecond
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	eng := consent.New(consent.Config{ReviewDelay: delay, Audit: mem})
 	defer eng.Close()
 	site := fixturetest.Start(t)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 const (
@@ -55,7 +56,7 @@ func (k operatorKey) fingerprint() string { return gossh.FingerprintSHA256(k.sig
 type rig struct {
 	t       testing.TB
 	eng     *consent.Engine
-	mem     *audit.Memory
+	mem     *audittest.Memory
 	srv     *Server
 	hostKey gossh.PublicKey
 }
@@ -76,7 +77,7 @@ func newRigWith(t testing.TB, tweak func(*Config, *consent.Config), keys ...oper
 	if err := os.WriteFile(keysPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mem := &audit.Memory{}
+	mem := &audittest.Memory{}
 	ecfg := consent.Config{ReviewDelay: testDelay, ReviewTimeout: time.Minute, OpDeadline: time.Minute, Audit: mem}
 	cfg := Config{Addr: "127.0.0.1:0", AuthorizedKeys: keysPath, Version: "test"}
 	if tweak != nil {
@@ -264,7 +265,7 @@ func waitResult(t testing.TB, ch <-chan error) error {
 	}
 }
 
-func records(mem *audit.Memory, kind audit.Kind) []audit.Record {
+func records(mem *audittest.Memory, kind audit.Kind) []audit.Record {
 	var out []audit.Record
 	for _, r := range mem.Records() {
 		if r.Kind == kind {

@@ -161,9 +161,6 @@ func Start(ctx context.Context, svc tui.Service, cfg Config) (*Server, error) {
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// Attached is the number of SSH screens running now.
-func (s *Server) Attached() int { return int(s.attached.Load()) }
-
 // Close disconnects every session and waits until every screen has ended.
 func (s *Server) Close() error {
 	s.mu.Lock()

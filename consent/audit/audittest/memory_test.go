@@ -1,15 +1,17 @@
-package audit
+package audittest
 
 import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
 func TestMemory(t *testing.T) {
 	var m Memory
-	var sink Sink = &m
-	if err := sink.Write(Record{Kind: KindDecision, Review: "r1"}); err != nil {
+	var sink audit.Sink = &m
+	if err := sink.Write(audit.Record{Kind: audit.KindDecision, Review: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	got := m.Records()
@@ -23,31 +25,31 @@ func TestMemory(t *testing.T) {
 
 	boom := errors.New("disk full")
 	m.FailWith(boom)
-	if err := m.Write(Record{Kind: KindDecision}); !errors.Is(err, boom) {
+	if err := m.Write(audit.Record{Kind: audit.KindDecision}); !errors.Is(err, boom) {
 		t.Fatalf("Write = %v, want injected error", err)
 	}
 	if len(m.Records()) != 1 {
 		t.Fatal("a failed write must record nothing")
 	}
 	m.FailWith(nil)
-	if err := m.Write(Record{Kind: KindResume}); err != nil {
+	if err := m.Write(audit.Record{Kind: audit.KindResume}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestMemoryWaitFor(t *testing.T) {
 	var m Memory
-	if err := m.Write(Record{Kind: KindReviewShown}); err != nil {
+	if err := m.Write(audit.Record{Kind: audit.KindReviewShown}); err != nil {
 		t.Fatal(err)
 	}
-	isDecision := func(r Record) bool { return r.Kind == KindDecision }
+	isDecision := func(r audit.Record) bool { return r.Kind == audit.KindDecision }
 
 	// Already written records count.
-	if r, err := m.WaitFor(context.Background(), func(r Record) bool { return r.Kind == KindReviewShown }); err != nil || r.Kind != KindReviewShown {
+	if r, err := m.WaitFor(context.Background(), func(r audit.Record) bool { return r.Kind == audit.KindReviewShown }); err != nil || r.Kind != audit.KindReviewShown {
 		t.Fatalf("WaitFor existing = %+v, %v", r, err)
 	}
 
-	done := make(chan Record)
+	done := make(chan audit.Record)
 	go func() {
 		r, err := m.WaitFor(context.Background(), isDecision)
 		if err != nil {
@@ -55,10 +57,10 @@ func TestMemoryWaitFor(t *testing.T) {
 		}
 		done <- r
 	}()
-	if err := m.Write(Record{Kind: KindTakeOver}); err != nil {
+	if err := m.Write(audit.Record{Kind: audit.KindTakeOver}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Write(Record{Kind: KindDecision, Review: "r9"}); err != nil {
+	if err := m.Write(audit.Record{Kind: audit.KindDecision, Review: "r9"}); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-done; r.Review != "r9" {
@@ -67,7 +69,7 @@ func TestMemoryWaitFor(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := m.WaitFor(ctx, func(r Record) bool { return r.Kind == KindSession }); !errors.Is(err, context.Canceled) {
+	if _, err := m.WaitFor(ctx, func(r audit.Record) bool { return r.Kind == audit.KindSession }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("WaitFor on done ctx = %v", err)
 	}
 }

@@ -1,25 +1,30 @@
-package audit
+// Package audittest holds the audit Sink that tests of other packages
+// record into. It is imported by tests only, so nothing of it reaches the
+// shipped binary.
+package audittest
 
 import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
-// Memory is an in-memory Sink for tests of other packages. It is safe for
+// Memory is an in-memory audit.Sink. It is safe for
 // concurrent use, keeps every record in write order and, unlike FileLog,
 // stores records exactly as given (a zero Time stays zero) so tests can
 // compare them.
 type Memory struct {
 	mu      sync.Mutex
-	recs    []Record
+	recs    []audit.Record
 	err     error
 	changed chan struct{} // closed and replaced on every successful Write
 }
 
 // Write appends rec, or returns the error set by FailWith without
 // recording anything.
-func (m *Memory) Write(rec Record) error {
+func (m *Memory) Write(rec audit.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -42,7 +47,7 @@ func (m *Memory) FailWith(err error) {
 }
 
 // Records returns a copy of the records written so far.
-func (m *Memory) Records() []Record {
+func (m *Memory) Records() []audit.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.recs)
@@ -52,7 +57,7 @@ func (m *Memory) Records() []Record {
 // (including one written before the call) and returns the first such
 // record, or returns ctx's error. It lets tests wait on a signal instead of
 // sleeping.
-func (m *Memory) WaitFor(ctx context.Context, match func(Record) bool) (Record, error) {
+func (m *Memory) WaitFor(ctx context.Context, match func(audit.Record) bool) (audit.Record, error) {
 	seen := 0
 	for {
 		// match runs without the lock held so it may call back into m.
@@ -72,7 +77,7 @@ func (m *Memory) WaitFor(ctx context.Context, match func(Record) bool) (Record, 
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return Record{}, ctx.Err()
+			return audit.Record{}, ctx.Err()
 		}
 	}
 }
