@@ -1,0 +1,291 @@
+// Package fleettest runs a real browserless (scripts/browserless, pinned,
+// on the system Chromium) for attach-mode tests. Test-only: nothing in the
+// binary imports it.
+package fleettest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvRequired, when set (CI sets it), makes a missing install a failure
+// instead of a skip.
+const EnvRequired = "TABWARDEN_BROWSERLESS_REQUIRED"
+
+// Config is one browserless instance.
+type Config struct {
+	Token      string
+	Concurrent int // CONCURRENT; zero: 2
+	Queued     int // QUEUED; zero: 2
+}
+
+// Browserless is a running instance, stopped at the test's cleanup.
+type Browserless struct {
+	// HTTP is http://127.0.0.1:PORT, WS the same as ws://.
+	HTTP, WS string
+	Token    string
+	cmd      *exec.Cmd
+	logs     *syncBuffer
+}
+
+// Dir is scripts/browserless of this checkout.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "browserless")
+}
+
+// Start runs browserless and waits until it answers /json/version. It
+// skips when scripts/browserless/install.sh has not run, unless
+// EnvRequired is set.
+func Start(t testing.TB, cfg Config) *Browserless {
+	t.Helper()
+	dir, _ := filepath.Abs(Dir())
+	index := filepath.Join(dir, "node_modules", "@browserless.io", "browserless", "build", "index.js")
+	if _, err := os.Stat(index); err != nil {
+		if os.Getenv(EnvRequired) != "" {
+			t.Fatalf("browserless is not installed (%v): run scripts/browserless/install.sh", err)
+		}
+		t.Skipf("browserless is not installed: run scripts/browserless/install.sh (%s unset)", EnvRequired)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	port := freePort(t)
+	// Not t.TempDir: Chromium may still be writing its profile while its
+	// group dies, and a failed RemoveAll there fails the test.
+	data, err := os.MkdirTemp("", "tabwarden-browserless-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"data", "downloads"} {
+		if err := os.Mkdir(filepath.Join(data, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &Browserless{
+		HTTP:  fmt.Sprintf("http://127.0.0.1:%d", port),
+		WS:    fmt.Sprintf("ws://127.0.0.1:%d", port),
+		Token: cfg.Token,
+		logs:  &syncBuffer{},
+	}
+	cmd := exec.Command(node, index)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"HOST=127.0.0.1",
+		"PORT="+strconv.Itoa(port),
+		"TOKEN="+cfg.Token,
+		"CONCURRENT="+strconv.Itoa(orTwo(cfg.Concurrent)),
+		"QUEUED="+strconv.Itoa(orTwo(cfg.Queued)),
+		"TIMEOUT=300000",
+		"ROUTES="+filepath.Join(dir, "routes"),
+		"PLAYWRIGHT_BROWSERS_PATH="+filepath.Join(dir, "browsers"),
+		"DATA_DIR="+filepath.Join(data, "data"),
+		"DOWNLOAD_DIR="+filepath.Join(data, "downloads"),
+		"METRICS_JSON_PATH="+filepath.Join(data, "metrics.json"),
+		"DEBUG=browserless*,-**:trace,-**:verbose",
+	)
+	cmd.Stdout, cmd.Stderr = b.logs, b.logs
+	// Its own process group: cleanup ends browserless and every Chromium
+	// it started, and nothing else.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start browserless: %v", err)
+	}
+	b.cmd = cmd
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		// Chromium children that outlived their parent's group signal.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		for range 10 {
+			if os.RemoveAll(data) == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if b.ready() {
+			return b
+		}
+		select {
+		case <-exited:
+			t.Fatalf("browserless exited before it was ready:\n%s", b.Logs())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("browserless not ready in 90s:\n%s", b.Logs())
+		}
+	}
+}
+
+func orTwo(n int) int {
+	if n <= 0 {
+		return 2
+	}
+	return n
+}
+
+func (b *Browserless) ready() bool {
+	req, _ := http.NewRequest(http.MethodGet, b.HTTP+"/json/version", nil)
+	if b.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+b.Token)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
+}
+
+// Logs is what browserless printed so far.
+func (b *Browserless) Logs() string { return b.logs.String() }
+
+// Pressure is browserless's own count of running and queued sessions.
+func (b *Browserless) Pressure(t testing.TB) (running, queued int) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.HTTP+"/pressure", nil)
+	if b.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+b.Token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var v struct {
+		Pressure struct {
+			Running int `json:"running"`
+			Queued  int `json:"queued"`
+		} `json:"pressure"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+		t.Fatalf("/pressure: %v", err)
+	}
+	return v.Pressure.Running, v.Pressure.Queued
+}
+
+// LaunchQuery is the `launch` query parameter that gives browserless's
+// Chromium these extra flags.
+func LaunchQuery(args []string) string {
+	raw, _ := json.Marshal(map[string]any{"args": args})
+	return "launch=" + url.QueryEscape(string(raw))
+}
+
+// ChromiumPIDs are the browser processes (not renderers or helpers) this
+// browserless started, found through the process tree under its pid.
+func (b *Browserless) ChromiumPIDs() []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; cut at the last ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		parent[pid] = ppid
+	}
+	under := func(pid int) bool {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == b.cmd.Process.Pid {
+				return true
+			}
+		}
+		return false
+	}
+	var out []int
+	for pid := range parent {
+		if !under(pid) {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if !strings.Contains(args[0], "chrom") {
+			continue
+		}
+		browser := false
+		for _, a := range args {
+			if strings.HasPrefix(a, "--type=") {
+				browser = false
+				break
+			}
+			if strings.HasPrefix(a, "--remote-debugging-port=") {
+				browser = true
+			}
+		}
+		if browser {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
