@@ -2,11 +2,19 @@
 // Code, Codex, opencode, Gemini CLI, Cursor, VS Code) to the console, each in
 // the host's own current format, for `tabwarden connect`, the TUI's `n` and
 // the README (a test keeps the README equal to what Render prints).
+//
+// Every configuration works as printed in the host's non-interactive mode
+// (`claude -p`, `codex exec`, `gemini -p`, `opencode run`): it connects and
+// lets the host call the tools without a second approval prompt of the
+// host's own, because the operator's review in the console is the approval
+// point. The real-hosts test (cmd/tabwarden) runs each printed form against
+// the real host programs.
 package hosts
 
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -14,59 +22,146 @@ import (
 // configuration.
 const ServerName = "tabwarden"
 
+// TokenEnv is the environment variable the stdio relay (`tabwarden
+// mcp-stdio`) reads its agent token from; stdio forms set it in the host's
+// configuration, so the token stays out of the relay's command line.
+const TokenEnv = "TABWARDEN_TOKEN"
+
+// Transport is how a host reaches the console.
+type Transport string
+
+const (
+	// HTTP is Streamable HTTP to the console's URL with the bearer token.
+	HTTP Transport = "http"
+	// Stdio is the host starting `tabwarden mcp-stdio`, which relays to the
+	// console; each host process gets its own relay, hence its own
+	// conversation.
+	Stdio Transport = "stdio"
+)
+
+// Target is what a snippet points the host at.
+type Target struct {
+	URL   string // the console's MCP URL (HTTP)
+	Token string // the agent token
+	// Command is the tabwarden program the host starts for Stdio: "tabwarden"
+	// when that is on PATH, else its absolute path.
+	Command string
+}
+
+// Part is one piece of a snippet: what goes in one place.
+type Part struct {
+	// Where says where Text goes: a shell, or a configuration file.
+	Where string `json:"where"`
+	// Lang is the part's language for a fenced block: sh, json or toml.
+	Lang string `json:"lang"`
+	// Text is the part itself, ending in a newline.
+	Text string `json:"text"`
+}
+
 // Snippet is one host's ready-to-paste configuration.
 type Snippet struct {
 	Host string `json:"host"`
 	// Title is the host's name as people write it.
-	Title string `json:"title"`
-	// Where says where Text goes: a shell, or a configuration file.
-	Where string `json:"where"`
-	// Lang is the snippet's language for a fenced block: sh, json or toml.
-	Lang string `json:"lang"`
-	// Text is the snippet itself, ending in a newline.
-	Text string `json:"text"`
+	Title     string    `json:"title"`
+	Transport Transport `json:"transport"`
+	// Parts go in order: the first connects the host, any further one
+	// lets it call the tools without asking.
+	Parts []Part `json:"parts"`
+}
+
+// Text is the whole snippet as one text: each part after a line that says
+// where it goes.
+func (s Snippet) Text() string {
+	var b strings.Builder
+	for i, p := range s.Parts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "# in %s:\n%s", p.Where, p.Text)
+	}
+	return b.String()
 }
 
 type host struct {
-	name, title, where, lang string
-	render                   func(url, token string) string
+	name, title string
+	// preferred is the transport connect prints when none is asked for.
+	preferred Transport
+	render    func(Transport, Target) []Part
 }
 
+// claudeSettings lets Claude Code call every tabwarden tool without its own
+// prompt (`claude -p` refuses a tool it would have to ask about).
+var claudeSettings = Part{"~/.claude/settings.json (merge into what is there)", "json",
+	jsonText(map[string]any{"permissions": map[string]any{"allow": []string{"mcp__" + ServerName}}})}
+
 var table = []host{
-	{"claude-code", "Claude Code", "a shell", "sh", func(url, token string) string {
-		return fmt.Sprintf("claude mcp add --transport http %s %s --header %s\n",
-			ServerName, url, shellQuote("Authorization: Bearer "+token))
+	// Claude Code speaks the sessionless protocol over HTTP: every process
+	// with the same token would be one conversation. The relay gives each
+	// process its own, so it is the form connect prints unless asked.
+	// --scope user: the default scope exists only in the directory where the
+	// command ran.
+	{"claude-code", "Claude Code", Stdio, func(tr Transport, t Target) []Part {
+		if tr == Stdio {
+			return []Part{{"a shell", "sh", fmt.Sprintf("claude mcp add --scope user %s -e %s=%s -- %s mcp-stdio\n",
+				ServerName, TokenEnv, shellQuote(t.Token), shellQuote(t.Command))}, claudeSettings}
+		}
+		return []Part{{"a shell", "sh", fmt.Sprintf("claude mcp add --scope user --transport http %s %s --header %s\n",
+			ServerName, shellQuote(t.URL), shellQuote("Authorization: Bearer "+t.Token))}, claudeSettings}
 	}},
-	// Codex refuses an inline bearer token in config.toml; it reads it from
-	// the environment variable bearer_token_env_var names.
-	{"codex", "Codex", "~/.codex/config.toml (and the export in the shell that starts codex)", "toml", func(url, token string) string {
-		return fmt.Sprintf("# export TABWARDEN_TOKEN=%s\n[mcp_servers.%s]\nurl = %q\nbearer_token_env_var = \"TABWARDEN_TOKEN\"\n",
-			token, ServerName, url)
+	// Codex: http_headers sends the token with no environment variable to
+	// export (with bearer_token_env_var unset in the shell, Codex drops the
+	// tools silently). default_tools_approval_mode = "approve": `codex exec`
+	// refuses every tool without readOnlyHint otherwise ("approval policy is
+	// never"); the operator's review is the approval.
+	{"codex", "Codex", HTTP, func(tr Transport, t Target) []Part {
+		var b strings.Builder
+		fmt.Fprintf(&b, "[mcp_servers.%s]\n", ServerName)
+		if tr == Stdio {
+			fmt.Fprintf(&b, "command = %s\nargs = [\"mcp-stdio\"]\nenv = { %s = %s }\n", tomlString(t.Command), TokenEnv, tomlString(t.Token))
+		} else {
+			fmt.Fprintf(&b, "url = %s\nhttp_headers = { Authorization = %s }\n", tomlString(t.URL), tomlString("Bearer "+t.Token))
+		}
+		b.WriteString("default_tools_approval_mode = \"approve\"\n")
+		return []Part{{"~/.codex/config.toml", "toml", b.String()}}
 	}},
-	// opencode V2 keeps servers under mcp.servers; a remote server with a
+	// opencode keeps MCP servers under "mcp"; a remote server with a
 	// header needs no OAuth.
-	{"opencode", "opencode", "opencode.json (project) or ~/.config/opencode/opencode.json", "json", func(url, token string) string {
-		return jsonText(map[string]any{
+	{"opencode", "opencode", HTTP, func(tr Transport, t Target) []Part {
+		srv := map[string]any{"type": "remote", "url": t.URL, "headers": bearerHeader(t.Token)}
+		if tr == Stdio {
+			srv = map[string]any{"type": "local", "command": []string{t.Command, "mcp-stdio"},
+				"environment": map[string]string{TokenEnv: t.Token}}
+		}
+		return []Part{{"opencode.json (project) or ~/.config/opencode/opencode.json", "json", jsonText(map[string]any{
 			"$schema": "https://opencode.ai/config.json",
-			"mcp": map[string]any{"servers": map[string]any{ServerName: map[string]any{
-				"type": "remote", "url": url, "headers": bearerHeader(token),
-			}}},
-		})
+			"mcp":     map[string]any{ServerName: srv},
+		})}}
 	}},
-	{"gemini-cli", "Gemini CLI", "~/.gemini/settings.json", "json", func(url, token string) string {
-		return jsonText(map[string]any{"mcpServers": map[string]any{ServerName: map[string]any{
-			"httpUrl": url, "headers": bearerHeader(token),
-		}}})
+	// Gemini CLI: "trust" skips its own confirmation, which `gemini -p`
+	// cannot ask.
+	{"gemini-cli", "Gemini CLI", HTTP, func(tr Transport, t Target) []Part {
+		srv := map[string]any{"httpUrl": t.URL, "headers": bearerHeader(t.Token), "trust": true}
+		if tr == Stdio {
+			srv = stdioServer(t)
+			srv["trust"] = true
+		}
+		return []Part{{"~/.gemini/settings.json", "json", jsonText(map[string]any{"mcpServers": map[string]any{ServerName: srv}})}}
 	}},
-	{"cursor", "Cursor", "~/.cursor/mcp.json (or .cursor/mcp.json in a project)", "json", func(url, token string) string {
-		return jsonText(map[string]any{"mcpServers": map[string]any{ServerName: map[string]any{
-			"url": url, "headers": bearerHeader(token),
-		}}})
+	{"cursor", "Cursor", HTTP, func(tr Transport, t Target) []Part {
+		srv := map[string]any{"url": t.URL, "headers": bearerHeader(t.Token)}
+		if tr == Stdio {
+			srv = stdioServer(t)
+		}
+		return []Part{{"~/.cursor/mcp.json (or .cursor/mcp.json in a project)", "json",
+			jsonText(map[string]any{"mcpServers": map[string]any{ServerName: srv}})}}
 	}},
-	{"vscode", "VS Code", ".vscode/mcp.json", "json", func(url, token string) string {
-		return jsonText(map[string]any{"servers": map[string]any{ServerName: map[string]any{
-			"type": "http", "url": url, "headers": bearerHeader(token),
-		}}})
+	{"vscode", "VS Code", HTTP, func(tr Transport, t Target) []Part {
+		srv := map[string]any{"type": "http", "url": t.URL, "headers": bearerHeader(t.Token)}
+		if tr == Stdio {
+			srv = stdioServer(t)
+			srv["type"] = "stdio"
+		}
+		return []Part{{".vscode/mcp.json", "json", jsonText(map[string]any{"servers": map[string]any{ServerName: srv}})}}
 	}},
 }
 
@@ -79,29 +174,64 @@ func Names() []string {
 	return out
 }
 
-// Render returns host's snippet for the console at url with token.
-func Render(name, url, token string) (Snippet, error) {
-	for _, h := range table {
-		if h.name == name {
-			return Snippet{Host: h.name, Title: h.title, Where: h.where, Lang: h.lang, Text: h.render(url, token)}, nil
-		}
+// Preferred is the transport connect prints for host when none is asked
+// for.
+func Preferred(name string) (Transport, error) {
+	i := slices.IndexFunc(table, func(h host) bool { return h.name == name })
+	if i < 0 {
+		return "", unknownHost(name)
 	}
-	return Snippet{}, fmt.Errorf("unknown host %q: use one of %s", name, strings.Join(Names(), ", "))
+	return table[i].preferred, nil
+}
+
+// Render returns host's snippet for transport (empty: the host's preferred
+// one) and target.
+func Render(name string, tr Transport, t Target) (Snippet, error) {
+	i := slices.IndexFunc(table, func(h host) bool { return h.name == name })
+	if i < 0 {
+		return Snippet{}, unknownHost(name)
+	}
+	h := table[i]
+	switch tr {
+	case "":
+		tr = h.preferred
+	case HTTP, Stdio:
+	default:
+		return Snippet{}, fmt.Errorf("unknown transport %q: use %s or %s", tr, HTTP, Stdio)
+	}
+	return Snippet{Host: h.name, Title: h.title, Transport: tr, Parts: h.render(tr, t)}, nil
+}
+
+func unknownHost(name string) error {
+	return fmt.Errorf("unknown host %q: use one of %s", name, strings.Join(Names(), ", "))
 }
 
 func bearerHeader(token string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + token}
 }
 
+func stdioServer(t Target) map[string]any {
+	return map[string]any{"command": t.Command, "args": []string{"mcp-stdio"}, "env": map[string]string{TokenEnv: t.Token}}
+}
+
 // jsonText is v as indented JSON; keys come out sorted, so the text is
 // stable for the README comparison.
 func jsonText(v any) string {
-	// Only maps of strings reach here, which always encode.
+	// Only maps, slices and strings reach here, which always encode.
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b) + "\n"
 }
 
-// shellQuote quotes s for a POSIX shell.
+// tomlString is s as a TOML basic string (JSON's escapes are TOML's).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// shellQuote quotes s for a POSIX shell, leaving plain words bare.
 func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

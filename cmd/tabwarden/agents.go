@@ -111,11 +111,11 @@ func (a *agentSide) MintFor(host string) (tui.MintedToken, error) {
 	if err != nil {
 		return tui.MintedToken{}, err
 	}
-	snip, err := hosts.Render(host, a.server.URL(), tok.Secret)
+	snip, err := hosts.Render(host, "", hosts.Target{URL: a.server.URL(), Token: tok.Secret, Command: relayCommand()})
 	if err != nil {
 		return tui.MintedToken{}, err
 	}
-	return tui.MintedToken{Name: tok.Name, Where: snip.Title + ", in " + snip.Where, Config: snip.Text}, nil
+	return tui.MintedToken{Name: tok.Name, Where: snip.Title + " (" + string(snip.Transport) + ")", Config: snip.Text()}, nil
 }
 
 func (a *agentSide) Tokens() []string { return a.server.Tokens() }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
+	"github.com/tabwarden/tabwarden/agent/hosts"
 	"github.com/tabwarden/tabwarden/agent/relay"
 )
 
@@ -19,9 +22,16 @@ It finds the console through the endpoint file (mcp.json) the console
 publishes, looking in order in $XDG_RUNTIME_DIR/tabwarden, /run/user/UID/tabwarden,
 $HOME/.local/state/tabwarden/run and $TMPDIR/tabwarden-UID, so it works when
 the host passes it only HOME and PATH. --endpoint names the file or the
-console's URL instead.`,
+console's URL instead.
+
+The agent token comes from --token, else $TABWARDEN_TOKEN (the stdio forms
+` + "`tabwarden connect`" + ` prints set it in the host's configuration), else the
+endpoint file's default token.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if token == "" {
+				token = os.Getenv(hosts.TokenEnv)
+			}
 			ep, _, err := relay.Locate(endpoint, token)
 			if err != nil {
 				return failure(err)
@@ -33,6 +43,6 @@ console's URL instead.`,
 		},
 	}
 	cmd.Flags().StringVar(&endpoint, "endpoint", "", "the console's endpoint file (FILE) or MCP URL (http://127.0.0.1:PORT/mcp); default: search the endpoint files")
-	cmd.Flags().StringVar(&token, "token", "", "agent token to use instead of the endpoint file's (needed with a URL no endpoint file names)")
+	cmd.Flags().StringVar(&token, "token", "", "agent token to use instead of $TABWARDEN_TOKEN or the endpoint file's (needed with a URL no endpoint file names)")
 	return cmd
 }

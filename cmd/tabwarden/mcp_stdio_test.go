@@ -75,7 +75,7 @@ func TestConnectMintsANamedToken(t *testing.T) {
 	env := []string{"HOME=" + home, "XDG_RUNTIME_DIR="}
 	r := run(t, env, "connect", "codex")
 	r.wantCode(t, 0)
-	contains(t, "connect", r.stdout, "Codex: put this in ~/.codex/config.toml", "[mcp_servers.tabwarden]", `url = "`+url+`"`, `Token "codex" was minted`)
+	contains(t, "connect", r.stdout, "Codex, over HTTP:", "In ~/.codex/config.toml:", "[mcp_servers.tabwarden]", `url = "`+url+`"`, `Token "codex" was minted`)
 
 	r = run(t, env, "connect", "cursor", "--json")
 	r.wantCode(t, 0)
@@ -96,6 +96,14 @@ func TestConnectMintsANamedToken(t *testing.T) {
 	if !strings.Contains(r.stdout, `"tokenName": "codex-2"`) {
 		t.Fatalf("a second connect codex: %s", r.stdout)
 	}
+	// The relay form names this tabwarden and hands the relay its token.
+	r = run(t, env, "connect", "claude-code")
+	r.wantCode(t, 0)
+	contains(t, "connect claude-code", r.stdout, "Claude Code, through the stdio relay", "claude mcp add --scope user tabwarden -e TABWARDEN_TOKEN=",
+		"-- "+binPath+" mcp-stdio", "In ~/.claude/settings.json", `"mcp__tabwarden"`)
+	r = run(t, env, "connect", "codex", "--transport", "pigeon")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "unknown transport")
 
 	// The minted token is a working agent token.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

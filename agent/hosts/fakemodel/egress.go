@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -25,7 +26,7 @@ type Egress struct {
 
 // StartEgress serves the refusing proxy on a fresh loopback port.
 func StartEgress() (*Egress, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: egress listen: %w", err)
 	}

@@ -15,6 +15,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -82,7 +83,7 @@ type Server struct {
 
 // Start serves script on a fresh loopback port.
 func Start(script Script) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: listen: %w", err)
 	}
@@ -90,6 +91,14 @@ func Start(script Script) (*Server, error) {
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
+}
+
+// SetScript replaces the script and forgets every request so far, so one
+// server (one URL in a host's configuration) serves run after run.
+func (s *Server) SetScript(script Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script, s.requests, s.unknown = script, nil, nil
 }
 
 // Close stops the server.
@@ -172,11 +181,14 @@ type turn struct {
 // decide picks the answer for a request that offered tools (names) and
 // carried results tool results.
 func (s *Server) decide(offered []string, results int) (turn, string) {
-	if len(s.script.Steps) == 0 || offeredName(offered, s.script.Steps[0].Tool) == "" {
+	s.mu.Lock()
+	script := s.script
+	s.mu.Unlock()
+	if len(script.Steps) == 0 || offeredName(offered, script.Steps[0].Tool) == "" {
 		return turn{text: "OK."}, "side text"
 	}
-	if results < len(s.script.Steps) {
-		st := s.script.Steps[results]
+	if results < len(script.Steps) {
+		st := script.Steps[results]
 		name := offeredName(offered, st.Tool)
 		if name == "" {
 			return turn{text: "The tool " + st.Tool + " is not offered."}, "text tool " + st.Tool + " not offered"
@@ -189,7 +201,7 @@ func (s *Server) decide(offered []string, results int) (turn, string) {
 		b, _ := json.Marshal(args)
 		return turn{call: &call}, "call " + name + " " + string(b)
 	}
-	return turn{text: s.script.Final}, "text " + s.script.Final
+	return turn{text: script.Final}, "text " + script.Final
 }
 
 // offeredName finds the offered tool whose name is suffix or ends in a

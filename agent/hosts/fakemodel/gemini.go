@@ -104,7 +104,10 @@ func (s *Server) gemini(w http.ResponseWriter, path string, body []byte, stream 
 // scriptTool says whether name is one of the script's tools as a host
 // names it.
 func (s *Server) scriptTool(name string) bool {
-	return slices.ContainsFunc(s.script.Steps, func(st Step) bool { return offeredName([]string{name}, st.Tool) != "" })
+	s.mu.Lock()
+	steps := s.script.Steps
+	s.mu.Unlock()
+	return slices.ContainsFunc(steps, func(st Step) bool { return offeredName([]string{name}, st.Tool) != "" })
 }
 
 // smallest returns the smallest value a JSON schema (OpenAPI-style
@@ -136,6 +139,9 @@ func smallest(schema map[string]any) any {
 	case "boolean":
 		return false
 	default:
+		if min, ok := schema["minimum"].(float64); ok {
+			return min
+		}
 		return 0
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"time"
 )
 
-// toolNames collects the names of the offered tools, whatever the nesting:
-// {"name"}, {"function":{"name"}}, or a group with its own "tools" list.
+// toolNames collects the names of the offered tools: {"name"},
+// {"function":{"name"}} (Chat Completions), and the tools of a Responses
+// namespace ({"type":"namespace","name":NS,"tools":[...]}, how Codex offers
+// an MCP server's tools) as "NS/name".
 func toolNames(tools []any) []string {
 	var out []string
 	for _, t := range tools {
@@ -16,20 +18,27 @@ func toolNames(tools []any) []string {
 		if !ok {
 			continue
 		}
-		if n, ok := m["name"].(string); ok && n != "" {
-			out = append(out, n)
+		name, _ := m["name"].(string)
+		if inner, ok := m["tools"].([]any); ok {
+			for _, n := range toolNames(inner) {
+				out = append(out, name+nsSep+n)
+			}
+			continue
+		}
+		if name != "" {
+			out = append(out, name)
 		}
 		if f, ok := m["function"].(map[string]any); ok {
 			if n, ok := f["name"].(string); ok {
 				out = append(out, n)
 			}
 		}
-		if inner, ok := m["tools"].([]any); ok {
-			out = append(out, toolNames(inner)...)
-		}
 	}
 	return out
 }
+
+// nsSep joins a Responses namespace and a tool's name in Offered.
+const nsSep = "/"
 
 // responses answers POST /v1/responses in the OpenAI Responses streaming
 // format Codex reads: response.created, response.output_item.added,
@@ -67,6 +76,9 @@ func (s *Server) responses(w http.ResponseWriter, path string, body []byte) {
 		args, _ := json.Marshal(t.call.Args)
 		item = map[string]any{"type": "function_call", "id": "fc_tw" + callID(n), "call_id": callID(n),
 			"name": t.call.Tool, "arguments": string(args), "status": "completed"}
+		if ns, name, ok := strings.Cut(t.call.Tool, nsSep); ok {
+			item["namespace"], item["name"] = ns, name
+		}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_tw" + callID(n), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": t.text, "annotations": []any{}}}}
