@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -21,14 +22,50 @@ import (
 )
 
 // convKey is a conversation's transport identity (design.md §3): the token,
-// plus the MCP session id when the client negotiated a stateful protocol.
-type convKey struct{ tokenID, sessionID string }
+// plus the MCP session id when the client negotiated a stateful protocol,
+// or, in the sessionless protocol, the instance id the client's process
+// sends (InstanceHeader), so two host processes with one configuration are
+// two conversations.
+type convKey struct{ tokenID, sessionID, instance string }
+
+// InstanceHeader carries, on sessionless requests, an id of the client
+// process that sent them: the stdio relay (`tabwarden mcp-stdio`) sends a
+// random one per relay process. Requests without it share the token's one
+// instance-less conversation. It is an identity, not a secret: it only
+// tells apart the conversations of one token's holder.
+const InstanceHeader = "Tabwarden-Instance"
+
+// instanceOf reads a sessionless request's instance id; anything but 1-64
+// letters, digits, '-' and '_' reads as none.
+func instanceOf(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.Header == nil {
+		return ""
+	}
+	v := extra.Header.Get(InstanceHeader)
+	if len(v) == 0 || len(v) > 64 {
+		return ""
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return ""
+		}
+	}
+	return v
+}
 
 type conversation struct {
 	key   convKey
 	id    consent.ConversationID
 	name  string
 	token *token
+	// inflight counts its calls running; lastCall is when the last one
+	// ended (or the conversation began). A sessionless conversation idles
+	// out from them as a session does (idleSessionless). Both under s.mu.
+	inflight int
+	lastCall time.Time
+	// idles: a sessionless HTTP conversation (not the built-in agent's
+	// in-memory one, which ends with its agent).
+	idles bool
 	// ctx is cancelled when the conversation ends, with why as its cause;
 	// every call of the conversation runs under it.
 	ctx    context.Context
@@ -161,7 +198,11 @@ func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error
 		return nil, errNoIdentity("the MCP session has ended; reconnect to start a new conversation")
 	}
 	key := convKey{tokenID: tokenID, sessionID: sessionID}
+	if sessionID == "" {
+		key.instance = instanceOf(req.Extra)
+	}
 	if c := s.convs[key]; c != nil {
+		c.inflight++
 		return c, nil
 	}
 	raw := hex.EncodeToString(randomBytes(8))
@@ -173,12 +214,15 @@ func (s *Server) conversationFor(req *mcp.CallToolRequest) (*conversation, error
 	parts = append(parts, short)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := &conversation{
-		key:    key,
-		id:     consent.ConversationID("mcp-" + raw),
-		name:   strings.Join(parts, " · "),
-		token:  t,
-		ctx:    ctx,
-		cancel: cancel,
+		key:      key,
+		id:       consent.ConversationID("mcp-" + raw),
+		name:     strings.Join(parts, " · "),
+		token:    t,
+		ctx:      ctx,
+		cancel:   cancel,
+		inflight: 1,
+		lastCall: time.Now(),
+		idles:    sessionID == "" && tokenIDOf(req.Extra) != "",
 	}
 	s.convs[key] = c
 	// Registered under s.mu so a concurrent revoke or session end cannot
@@ -226,6 +270,7 @@ func (s *Server) toolHandler(tool *agent.Tool) mcp.ToolHandler {
 			s.record(audit.Record{Kind: audit.KindToolCall, Tool: tool.Name, Input: audit.Summarize(args), Code: res.Code()})
 			return toolResult(res), nil
 		}
+		defer s.callEnded(c)
 		callCtx, done := s.attend(ctx, req, c)
 		res := s.cfg.Surface.Call(callCtx, c.id, tool.Name, args)
 		// The answer may not reach the caller when its request already
@@ -252,6 +297,38 @@ func (s *Server) toolHandler(tool *agent.Tool) mcp.ToolHandler {
 			Code:         res.Code(),
 		})
 		return toolResult(res), nil
+	}
+}
+
+// callEnded ends one call's count on c (conversationFor began it).
+func (s *Server) callEnded(c *conversation) {
+	s.mu.Lock()
+	c.inflight--
+	c.lastCall = time.Now()
+	s.mu.Unlock()
+}
+
+// idleSessionless ends, every tick, the sessionless conversations with no
+// call in flight and none for the idle timeout, as the SDK ends an idle
+// session (design.md §3): their tabs go to the operator. A call waiting on
+// a review is in flight, so it is never cut off.
+func (s *Server) idleSessionless(stop <-chan struct{}, idle time.Duration) {
+	t := time.NewTicker(max(idle/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		for _, c := range s.convs {
+			if c.idles && c.inflight == 0 && now.Sub(c.lastCall) >= idle {
+				s.endConversationLocked(c, "sessionless conversation with no call for "+idle.String())
+			}
+		}
+		s.mu.Unlock()
 	}
 }
 

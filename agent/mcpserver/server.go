@@ -81,8 +81,8 @@ type Config struct {
 	// without DELETE does not hold its tabs forever. A call waiting on a
 	// review counts as in flight; an open GET event stream does not. Zero:
 	// DefaultSessionIdleTimeout; negative: sessions never idle out.
-	// Sessionless conversations have no session to end; revoking their
-	// token ends them.
+	// A sessionless conversation with no call in flight for as long ends
+	// the same way.
 	SessionIdleTimeout time.Duration
 	// Profile is the published tool surface and its instructions
 	// (--tools). Nil: agent.Default. The server registers its tools as
@@ -159,6 +159,8 @@ type Server struct {
 	storeMu    sync.Mutex
 	storeStamp storeStamp
 	storeStop  chan struct{}
+	// idleStop stops idleSessionless (conversations.go).
+	idleStop chan struct{}
 
 	// operatorSecret authorizes OperatorPath; it is published only in the
 	// endpoint file, never to agents.
@@ -340,6 +342,13 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 
 	go func() { s.serveErr <- srv.Serve(ln) }()
 
+	if s.idle > 0 {
+		stop := make(chan struct{})
+		s.mu.Lock()
+		s.idleStop = stop
+		s.mu.Unlock()
+		s.watchers.Go(func() { s.idleSessionless(stop, s.idle) })
+	}
 	if s.cfg.TokenStore != "" {
 		s.syncStore()
 		stop := make(chan struct{})
@@ -486,6 +495,10 @@ func (s *Server) close() {
 	if s.storeStop != nil {
 		close(s.storeStop)
 		s.storeStop = nil
+	}
+	if s.idleStop != nil {
+		close(s.idleStop)
+		s.idleStop = nil
 	}
 	s.mu.Unlock()
 	if stop != nil {

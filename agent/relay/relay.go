@@ -6,9 +6,10 @@
 // first live endpoint file on mcpserver.EndpointSearchPath), and every message the console
 // sends back is written to stdout, unchanged. Protocol negotiation, sessions
 // and conversation identity are the console's business, so the host gets
-// exactly what an HTTP host would: a host that negotiates a stateful
-// protocol gets one MCP session (one conversation) for the life of the
-// relay; a sessionless host shares the default token's conversation.
+// what an HTTP host would: a host that negotiates a stateful protocol gets
+// one MCP session (one conversation) for the life of the relay. A
+// sessionless host gets one conversation per relay process too: the relay
+// sends a random instance id of its own (mcpserver.InstanceHeader).
 //
 // Invariants: calls are forwarded concurrently (a call waiting for the
 // operator never holds up another call or a cancellation); a call the
@@ -19,6 +20,7 @@ package relay
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -97,7 +99,10 @@ func withToken(ep mcpserver.Endpoint, token string) mcpserver.Endpoint {
 
 // RunEndpoint is Run against a known endpoint.
 func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, stdout io.Writer) error {
-	client := &http.Client{Transport: bearer{secret: ep.Token}}
+	// One instance id per relay process: two hosts started with one
+	// configuration are two conversations even in the sessionless protocol,
+	// where the token alone would make them one.
+	client := &http.Client{Transport: bearer{secret: ep.Token, instance: rand.Text()}}
 	if err := probe(ctx, client, ep.URL); err != nil {
 		return err
 	}
@@ -238,11 +243,12 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 	return nil
 }
 
-type bearer struct{ secret string }
+type bearer struct{ secret, instance string }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.secret)
+	r.Header.Set(mcpserver.InstanceHeader, b.instance)
 	return http.DefaultTransport.RoundTrip(r)
 }
 
