@@ -34,6 +34,9 @@ func (b banner) lines(w int) []string {
 	}
 	if b.pageView {
 		text = "PAUSED (" + b.conv + "): " + pageTakeOverText
+		if b.headless {
+			text = "PAUSED (" + b.conv + "): " + pageHeadlessTakeOverText
+		}
 	}
 	if b.by != "" {
 		text = "PAUSED (" + b.conv + ") by " + b.by + ": " + b.by + " has the browser. Press r twice to resume it yourself."

@@ -59,6 +59,9 @@ const (
 	// pageTakeOverText is the take-over banner of a screen with the page
 	// view: the step can be done here, headed window or not.
 	pageTakeOverText = "You have the browser. Press v to see the page and i to type and click into it (esc stops), or use the Chromium window if there is one; then press r to resume."
+	// pageHeadlessTakeOverText is pageTakeOverText for a Chromium without
+	// a window: the view is the only way to the page.
+	pageHeadlessTakeOverText = "You have the browser. This Chromium is headless (no window): press v to see the page and i to type and click into it (esc stops); then press r to resume."
 )
 
 // pageFrame is one picture and the viewport it shows.

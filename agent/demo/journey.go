@@ -43,7 +43,7 @@ var signInHelp = fmt.Sprintf("Your turn, in the Chromium window: user name %q, p
 
 // headlessSignIn replaces signInHelp when there is no window to sign in
 // through.
-var headlessSignIn = fmt.Sprintf("You have the browser, but this run has no window (--headless): the console signs in for you as user name %q. "+
+var headlessSignIn = fmt.Sprintf("You have the browser, but this run has no window (--headless): the console signs in for you as user name %q (v shows the page). "+
 	"Wait for \"Signed in\" below, then press r.", User)
 
 // signInTries bounds how often the walk hands the browser back when the

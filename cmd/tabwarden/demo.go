@@ -116,7 +116,11 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	defer cancel()
 
 	// The screen comes up once both browsers run, which takes seconds.
-	fmt.Fprintln(s.out, "tabwarden demo: starting the fixture site and two Chromium windows…")
+	browsers := "two Chromium windows"
+	if o.headless {
+		browsers = "two headless Chromiums (no window: v shows the page)"
+	}
+	fmt.Fprintf(s.out, "tabwarden demo: starting the fixture site and %s…\n", browsers)
 	w, err := startDemoWorld(ctx, o, eng, auditLog)
 	if err != nil {
 		return err
@@ -134,8 +138,20 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 			slog.Error("demo journey", "err", err)
 		}
 	})
+	// The demo's screen is the console's: the action review's target is
+	// marked in its tab, and v shows the page of either browser.
+	for _, b := range []*browser.Browser{w.agents.browser, w.policyBrowser} {
+		walker.Go(func() { markReviews(ctx, eng, b) })
+	}
 	notify, _ := tui.ParseNotifyMode(o.notify) // validated with the flags
-	err = tui.Run(ctx, eng, tui.Options{Version: version, Minter: w.agents, Notify: notify})
+	err = tui.Run(ctx, eng, tui.Options{
+		Version:      version,
+		Minter:       w.agents,
+		Notify:       notify,
+		Headless:     o.headless,
+		Page:         pageSources{w.agents.browser, w.policyBrowser},
+		PageProtocol: tui.PageProtocol(o.pageView),
+	})
 	cancel()
 	walker.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
+)
+
+// The headless demo as a newcomer runs it, in a real terminal at 80×24
+// and 120×40 (issue 25 §1, §7): the start line and the PAUSED banner point
+// at the page view, not at a window that does not exist; v shows the page
+// like the console's does; and the click review marks its target in it.
+func TestTmuxHeadlessDemo(t *testing.T) {
+	for _, size := range [][2]int{{120, 40}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) { tmuxHeadlessDemo(t, size[0], size[1]) })
+	}
+}
+
+func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
+	needTmux(t)
+	fixturetest.NeedChromium(t)
+	name := fmt.Sprintf("twdemo%d-%d", os.Getpid(), cols)
+	home := t.TempDir()
+	env := []string{
+		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"TERM=xterm-256color", "COLORTERM=truecolor",
+	}
+	cmdline := fmt.Sprintf("env %s %s demo --headless --review-delay 300ms --audit %s; echo TWEXIT=$?; sleep 60",
+		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"))
+	c := &tmuxConsole{t: t, name: name}
+	c.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), cmdline)
+	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
+	pipe := filepath.Join(home, "pane.out")
+	c.tmux("pipe-pane", "-t", name, "-o", "cat >> "+pipe)
+
+	answer := func(title string) {
+		t.Helper()
+		c.waitFor(strconv.Quote(title), 60*time.Second, func(p, _ string) bool { return strings.Contains(p, title) })
+		time.Sleep(400 * time.Millisecond) // the review delay: keys before it are ignored
+		c.keys("a")
+	}
+	answer("Allow website navigation?")
+	answer("Allow reading this website?")
+
+	// The take-over: the console signs in for you; the banner names the
+	// page view and i, never a Chromium window.
+	c.waitFor("the PAUSED banner", 30*time.Second, func(p, _ string) bool { return strings.Contains(p, "PAUSED") })
+	plain := c.screen(false)
+	banner := squashSpace(rightPanel(plain))
+	for _, want := range []string{"headless", "press v to see the page", "i to type and click"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("the PAUSED banner lacks %q:\n%s", want, plain)
+		}
+	}
+	if strings.Contains(banner, "in the Chromium window") {
+		t.Errorf("the headless banner points at a Chromium window:\n%s", plain)
+	}
+	c.keys("v")
+	c.waitFor("the page view", 20*time.Second, func(p, e string) bool {
+		return strings.Contains(p, "Page view") && strings.Count(p, "▀") >= 100
+	})
+	if s := c.screen(false); strings.Contains(s, "needs the browser") {
+		t.Fatalf("v in the demo says it has no browser:\n%s", s)
+	}
+	c.waitText("Session active") // the tab's title once the console signed in
+	c.keys("r")
+
+	answer("Allow website navigation?")
+	answer("Allow this site tool call?")
+	answer("Share this result with the agent?")
+	c.waitText("Allow once")
+	c.waitFor("the click target's mark in the page view", 20*time.Second, func(_, e string) bool {
+		return markCells(parseCells(e)) >= 2
+	})
+	t.Logf("the click review with the page view:\n%s", c.screen(false))
+	time.Sleep(400 * time.Millisecond) // the guard holds d as well
+	c.keys("d")
+	c.waitFor("the mark gone", 20*time.Second, func(_, e string) bool { return markCells(parseCells(e)) == 0 })
+	c.keys("q")
+	c.keys("y")
+	c.waitText("TWEXIT=")
+
+	out, err := os.ReadFile(pipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(out); !strings.Contains(s, "two headless Chromiums") || strings.Contains(s, "two Chromium windows") {
+		t.Errorf("the start line does not say the Chromiums are headless:\n%.400q", s)
+	}
+}
+
+// rightPanel is the screen's review column: the text right of the divider
+// on a wide screen, every line on a narrow one, so wrapped sentences read
+// whole.
+func rightPanel(screen string) string {
+	var out []string
+	for _, l := range strings.Split(screen, "\n") {
+		if i := strings.LastIndex(l, "│"); i >= 0 {
+			l = l[i+len("│"):]
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
