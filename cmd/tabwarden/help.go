@@ -13,10 +13,10 @@ import (
 // subcommand's --help lists only the ones it uses; a flag added later is
 // left out of every subcommand's help until it is named here.
 var usesGlobal = map[string][]string{
-	"demo":   {"review-delay", "review-timeout", "profile", "chromium", "headless", "audit", "page-view"},
+	"demo":   {"review-delay", "review-timeout", "profile", "chromium", "headless", "audit", "page-view", "notify"},
 	"audit":  {"audit"},
 	"doctor": {"chromium", "headless", "browser-url", "browser-token", "profile", "ssh-listen", "ssh-authorized-keys"},
-	"run":    {"consent", "review-delay", "review-timeout", "policy", "profile", "chromium", "headless", "browser-url", "browser-token", "mcp-listen", "mcp-session-idle", "audit", "ssh-listen", "ssh-authorized-keys", "page-view"},
+	"run":    {"consent", "review-delay", "review-timeout", "policy", "profile", "chromium", "headless", "browser-url", "browser-token", "mcp-listen", "mcp-session-idle", "audit", "ssh-listen", "ssh-authorized-keys", "page-view", "notify"},
 }
 
 // scopeHelp makes each subcommand's help show its own flags only.
