@@ -201,7 +201,7 @@ func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, ws
 	go b.activationWorker()
 	b.showStatus(b.describe(ctx, c))
 	if proc == nil {
-		// Never silently (DESIGN §14): the operator reads what this
+		// Never silently (design.md §14): the operator reads what this
 		// console cannot hold in an attached browser.
 		b.gate.Note("", "Network wall "+WallAttached+".", true)
 	}

@@ -130,7 +130,7 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 }
 
 // subframeGranted reports whether a document request of a frame that is
-// not a tab's main frame may go: DESIGN §8, no document of an origin a task
+// not a tab's main frame may go: design.md §8, no document of an origin a task
 // tab has no navigation grant for is fetched before consent. A sub-frame
 // of a task tab (known from Page.frameAttached) may load only an origin a
 // grant of its conversation already covers for that tab — no review is

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Named agent tokens outlast the console (DESIGN §3): each is kept, as its
+// Named agent tokens outlast the console (design.md §3): each is kept, as its
 // SHA-256 only, in one file per user until it is revoked, so a host
 // configured once keeps working after a restart. The file is the one truth
 // shared by every console of the user and by `tabwarden tokens`: a console

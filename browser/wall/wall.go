@@ -1,4 +1,4 @@
-// Package wall is the second wall of DESIGN §8: a forward proxy on
+// Package wall is the second wall of design.md §8: a forward proxy on
 // loopback that every connection of the console's Chromium must use, which
 // enforces managed policy on each one before it is opened, whoever opens it
 // (a tab's renderer, a service worker, a document a service worker made
@@ -23,7 +23,7 @@
 //     destination is dialled; a refusal never opens one.
 //   - Plain HTTP (absolute-URI requests) is judged like the hook judges a
 //     request: origin, method, body, WebSocket upgrade (policy.Decide).
-//     Refused: 403 with the DESIGN §8 text.
+//     Refused: 403 with the design.md §8 text.
 //   - CONNECT is judged by its host:port target, then again by its first
 //     client bytes: a TLS handshake must match an allowed https origin,
 //     anything else (a ws: WebSocket, a TURN relay) an allowed http origin,
@@ -171,7 +171,7 @@ func Flags(addr string) []string {
 		"--proxy-server=http://" + addr,
 		// Chromium bypasses the proxy for localhost and loopback IPs
 		// unless told not to: a loopback origin is an origin like any
-		// other (DESIGN §4: no exemption).
+		// other (design.md §4: no exemption).
 		"--proxy-bypass-list=<-loopback>",
 		// WebRTC may use UDP only through a proxy that relays UDP; an
 		// HTTP proxy relays none, so ICE, STUN and TURN/UDP are off and

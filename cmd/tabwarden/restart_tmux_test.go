@@ -68,7 +68,7 @@ func tabsWith(ctx context.Context, url, token string) error {
 }
 
 // A host configured once keeps working after the console restarts
-// (DESIGN §3): the real console in tmux; `tabwarden connect` mints a
+// (design.md §3): the real console in tmux; `tabwarden connect` mints a
 // token; a second console for the same user is refused with who holds the
 // port; a third on an address of its own leaves the first's mcp.json
 // alone, and after it quits `connect` still finds the first; the first

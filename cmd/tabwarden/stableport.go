@@ -16,7 +16,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 )
 
-// The default MCP endpoint is stable per user (DESIGN §3): the first
+// The default MCP endpoint is stable per user (design.md §3): the first
 // console picks a free loopback port and keeps it in the state directory;
 // every later console listens there again, so a configuration pasted into
 // a host once keeps working after a restart. A taken port is an error that
