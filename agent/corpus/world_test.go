@@ -70,6 +70,13 @@ type world struct {
 	op        *operator
 	dir       string
 	nonce     string // makes each run's secrets unique
+
+	// attach, when set, is what the tabwarden side attaches to instead
+	// of launching a Chromium (the corpus in attach mode).
+	attach browser.Options
+
+	mcpMu sync.Mutex
+	mcp   []string // every tool result an agent got, as JSON
 }
 
 var (
@@ -115,15 +122,17 @@ func (w *world) close() {
 func getWorld(t *testing.T) *world {
 	t.Helper()
 	fixturetest.NeedChromium(t)
-	once.Do(func() { shared, sharedErr = newWorld() })
+	once.Do(func() { shared, sharedErr = newWorld(browser.Options{}) })
 	if sharedErr != nil {
 		t.Fatalf("corpus world: %v", sharedErr)
 	}
 	return shared
 }
 
-func newWorld() (*world, error) {
-	w := &world{appLog: &syncBuffer{}, nonce: fmt.Sprintf("%x", time.Now().UnixNano())}
+// newWorld builds the corpus world; attach's BrowserURL (and token), when
+// set, make the tabwarden side attach there.
+func newWorld(attach browser.Options) (*world, error) {
+	w := &world{appLog: &syncBuffer{}, nonce: fmt.Sprintf("%x", time.Now().UnixNano()), attach: attach}
 	var err error
 	for _, p := range []**server{&w.A, &w.N, &w.P, &w.N0, &w.P0} {
 		if *p, err = startServer(caseFile, w.expand); err != nil {
@@ -159,6 +168,7 @@ func newWorld() (*world, error) {
 	}
 	w.br, err = browser.Launch(ctx, browser.Options{
 		Headless: true, ProfileDir: filepath.Join(w.dir, "profile"), Gate: w.eng, Policy: w.pol, Logger: w.logger,
+		BrowserURL: attach.BrowserURL, BrowserToken: attach.BrowserToken,
 	})
 	if err != nil {
 		w.close()
@@ -346,7 +356,11 @@ func (r *run) call(tool string, args any) agent.Result {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return r.d.Call(r.ctx, r.conv, tool, raw)
+	res := r.d.Call(r.ctx, r.conv, tool, raw)
+	r.w.mcpMu.Lock()
+	r.w.mcp = append(r.w.mcp, res.JSON())
+	r.w.mcpMu.Unlock()
+	return res
 }
 
 func (r *run) callOK(tool string, args any) map[string]any {
