@@ -119,7 +119,7 @@ type Pass struct {
 
 // paymentOrIdentity matches autocomplete tokens of fields whose values are
 // payment or identity data (WHATWG autofill field names).
-var paymentOrIdentity = regexp.MustCompile(`(?i)(^|\s)(cc-[a-z-]+|one-time-code|new-password|current-password|transaction-[a-z-]+|bday(-[a-z]+)?|username|webauthn)(\s|$)`)
+var paymentOrIdentity = regexp.MustCompile(`(?i)(^|\s)(cc-[a-z-]+|one-time-code|new-password|current-password|transaction-[a-z-]+|bday(-[a-z]+)?)(\s|$)`)
 
 // paymentOrIdentityName matches a field's accessible name or name/id
 // attribute that looks like the same data when the page set no

@@ -383,6 +383,9 @@
       } catch (e) { return false; }
     };
     if (el.ownerDocument && el.ownerDocument.location && el.ownerDocument.location.origin !== page) d.crossOrigin = true;
+    // A point over a frame of another origin (a coordinate click) lands in
+    // that origin's page.
+    if ((el.localName === 'iframe' || el.localName === 'frame') && el.getAttribute('src') && other(el.getAttribute('src'))) d.crossOrigin = true;
     const link = el.closest && el.closest('a[href], area[href]');
     if (link && other(link.getAttribute('href'))) d.crossOrigin = true;
     const t = (el.type || '').toLowerCase();
