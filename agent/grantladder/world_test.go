@@ -21,7 +21,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
-	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 )
 
 // One Chromium and one engine for the binary; each run has its own
@@ -32,7 +32,7 @@ var shared struct {
 	err  error
 	eng  *consent.Engine
 	br   *browser.Browser
-	mem  *audit.Memory
+	mem  *audittest.Memory
 	dir  string
 	// frozen, when non-zero, is the engine's clock (Unix nanoseconds): a
 	// test holds it still around a grant's end.
@@ -66,7 +66,7 @@ func launch(t *testing.T) {
 	t.Helper()
 	fixturetest.NeedChromium(t)
 	shared.once.Do(func() {
-		shared.mem = &audit.Memory{}
+		shared.mem = &audittest.Memory{}
 		shared.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, Audit: shared.mem, Now: engineNow})
 		dir, err := os.MkdirTemp("", "tabwarden-grants-")
 		if err != nil {
@@ -262,7 +262,7 @@ func newAgent(t *testing.T, name string) *agentRun {
 	conv := consent.ConversationID(fmt.Sprintf("%s-%d", name, convSeq.Add(1)))
 	shared.eng.AddConversation(conv, name)
 	shared.eng.Select(conv, "")
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: shared.eng, Browser: shared.br, Audit: &audit.Memory{}})
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: shared.eng, Browser: shared.br, Audit: &audittest.Memory{}})
 	a := &agentRun{t: t, ctx: ctx, d: d, conv: conv}
 	t.Cleanup(func() {
 		d.Close()
