@@ -247,6 +247,24 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 	return fitLines(st.out, w, avail), w, panelBodyH
 }
 
+// stackedReviewNeed is how many body lines the stacked layout at width w
+// needs to show the focused review whole (its column and the minimum it
+// keeps for the sections below); 0 without a review.
+func (m Model) stackedReviewNeed(w int) int {
+	f := m.state.Focused
+	if f == nil {
+		return 0
+	}
+	panel := &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), now: m.now, st: m.st}
+	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
+	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, 2)
+	reserve := min(inv.desired, 3) + min(act.desired, 2)
+	if len(m.state.Queue) > 1 {
+		reserve += min(queue{s: m.state, now: m.now, st: m.st}.section(w).desired, 3)
+	}
+	return m.reviewColumn(panel, w).height() + reserve
+}
+
 // composeWide puts the inventory on the left and the review column (banner,
 // token, review, queue) on the right, with the activity log below both. The
 // log gets every line the two columns above do not need, and never less

@@ -422,6 +422,10 @@ type pageGeom struct {
 // pageSideWidth is the width from which the panel sits right of the rest.
 const pageSideWidth = 120
 
+// pageMinH is the least a stacked page panel keeps (its title and four
+// rows of picture) when a review needs the rest of the screen.
+const pageMinH = 5
+
 func (m Model) pageGeom() pageGeom {
 	g := m.pageGeomCells()
 	switch m.pageProto() {
@@ -452,6 +456,12 @@ func (m Model) pageGeomCells() pageGeom {
 	}
 	want := 1 + int(float64(w)/aspect/2+0.99)
 	ph := max(0, min(want, body*55/100))
+	// A review on screen is read before a is pressed (a fill's text, a
+	// site tool's input): the picture yields rows to it, down to a strip
+	// that still shows the page and its mark.
+	if need := m.stackedReviewNeed(w); need > 0 && body-ph < need {
+		ph = max(min(ph, pageMinH), body-need)
+	}
 	return pageGeom{restW: w, restH: h - ph, x0: 0, y0: hdrH, pw: w, ph: ph}
 }
 

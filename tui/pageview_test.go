@@ -374,3 +374,30 @@ func TestPageInputNotOnAnotherOperatorsTakeOver(t *testing.T) {
 		t.Fatalf("bob typed into ana's take-over:\n%s", screen(m))
 	}
 }
+
+// At 80×24 with the page view open, a fill review still shows the whole
+// text to be typed: the picture yields rows to the review, so the one
+// value the operator must read before a is never behind a scroll (issue
+// 25 §3).
+func TestPageViewYieldsToTheReview(t *testing.T) {
+	text := "Please leave the parcel with the neighbour at number 12.\nThanks!"
+	rv := actionReview(consent.Action{Type: consent.ActionFill, Ref: "e13", Role: "textbox", Name: "Delivery note", Text: text})
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		page := newFakePage()
+		m, _, r := newPageModel(t, withFocus(baseState(), rv), size[0], size[1], page)
+		m = r.update(m, press("v"))
+		m = r.until(t, m, "the first frame", hasFrame)
+		s := screen(m)
+		for _, want := range []string{"Please leave the parcel", "Thanks!", "a Allow once"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d: the fill review hides %q:\n%s", size[0], size[1], want, s)
+			}
+		}
+		if strings.Contains(s, "lines 1-") {
+			t.Errorf("%dx%d: the fill review scrolls:\n%s", size[0], size[1], s)
+		}
+		if !strings.Contains(s, "▀") {
+			t.Errorf("%dx%d: no picture left:\n%s", size[0], size[1], s)
+		}
+	}
+}
