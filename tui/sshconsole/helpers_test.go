@@ -137,6 +137,12 @@ type screen struct {
 
 func (r *rig) attach(k operatorKey) *screen {
 	r.t.Helper()
+	return r.attachTerm(k, "xterm-256color")
+}
+
+// attachTerm is attach with the pty's TERM the client sends.
+func (r *rig) attachTerm(k operatorKey, term string) *screen {
+	r.t.Helper()
 	c, err := r.dial(k)
 	if err != nil {
 		r.t.Fatalf("dial as %s: %v", k.name, err)
@@ -145,7 +151,7 @@ func (r *rig) attach(k operatorKey) *screen {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := sess.RequestPty("xterm-256color", termH, termW, gossh.TerminalModes{}); err != nil {
+	if err := sess.RequestPty(term, termH, termW, gossh.TerminalModes{}); err != nil {
 		r.t.Fatal(err)
 	}
 	stdin, err := sess.StdinPipe()
