@@ -72,13 +72,17 @@
 // # Time
 //
 // An op has a budget of OpDeadline that does not run while one of its
-// reviews is on screen and does run while its review waits in the queue
-// behind an invisible tab. If the budget runs out while the op's review is
-// queued, the ask fails needs_attention (next: review); otherwise the op's
-// context ends with timeout. A review on screen times out after
-// ReviewTimeout (timeout; disclosure_timeout for a disclosure). A review
-// with no op on its tab that waits in the queue for ReviewTimeout fails
-// needs_attention. Timers use real time; Config.Now only stamps records.
+// reviews waits for the operator, on screen or in the queue. A review on
+// screen times out ReviewTimeout after it was shown (timeout;
+// disclosure_timeout for a disclosure); a review in the queue fails
+// needs_attention (next: review) ReviewTimeout after it was queued, with
+// or without an op. Timers use real time; Config.Now only stamps records.
+//
+// When the screen is empty just after a review was asked or the one on
+// screen was settled, the oldest waiting review comes on screen by itself
+// and its tab is selected, unless the selected conversation is taken over
+// or a screen holds (HoldAutoShow). Select away from a review does not
+// bring it back.
 // A snapshot gives each queued review its QueueDeadline: when one of these
 // ends it unless it comes on screen first.
 //

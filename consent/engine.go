@@ -87,6 +87,11 @@ type Engine struct {
 	focused *review
 	sel     Selection
 	info    Info
+	// autoShow: a review was asked or one on screen settled since the last
+	// refocus, so an empty screen takes the oldest waiting review;
+	// screenHolds counts screens busy with input (HoldAutoShow).
+	autoShow    bool
+	screenHolds int
 
 	activity []Activity
 

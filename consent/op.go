@@ -154,6 +154,7 @@ func (o *Op) endLocked() {
 		// the op ends normally it stays for the operator, like one asked
 		// after the op ended. A caller that is gone still withdraws it.
 		if why == nil && r.Kind == KindNavigation {
+			o.startClockLocked() // the review no longer holds the op's clock
 			r.op = nil
 			continue
 		}
@@ -185,7 +186,8 @@ func (o *Op) haltLocked() {
 	}
 }
 
-// stopClockLocked pauses the budget while a review of the op is on screen.
+// stopClockLocked pauses the budget while a review of the op waits for
+// the operator (queued or on screen).
 func (o *Op) stopClockLocked() {
 	o.shown++
 	if o.shown != 1 || o.halted {
@@ -199,7 +201,7 @@ func (o *Op) stopClockLocked() {
 	}
 }
 
-// startClockLocked resumes the budget when the op's review leaves the screen.
+// startClockLocked resumes the budget when the op's review is settled.
 func (o *Op) startClockLocked() {
 	if o.shown > 0 {
 		o.shown--

@@ -345,7 +345,13 @@ func (e *Engine) newReviewLocked(req Request, base ReviewKind, origin string, c 
 	if r.op != nil && r.op.ended {
 		r.op = nil
 	}
+	if r.op != nil {
+		// The time a review waits for the operator, queued or on screen,
+		// never counts against its op's budget (DESIGN §3).
+		r.op.stopClockLocked()
+	}
 	e.queue = append(e.queue, r)
+	e.autoShow = true
 	e.addActivityLocked(c.id, fmt.Sprintf("review asked: %s %s (tab %s)", describeKind(kind, req), origin, t.info.ID), false)
 	e.armLocked(r)
 	e.commitLocked()
@@ -513,6 +519,11 @@ func (e *Engine) resolveLocked(r *review, out outcome) {
 	}
 	if r.focused {
 		e.unfocusLocked(r)
+		// The screen is free: the next waiting review comes up by itself.
+		e.autoShow = true
+	}
+	if r.op != nil {
+		r.op.startClockLocked()
 	}
 	e.stopTimerLocked(r)
 	for i, q := range e.queue {
@@ -588,7 +599,14 @@ func digest(s string) string {
 }
 
 // refocusLocked puts the oldest pending review of the visible tab on
-// screen and sends any other one back to the queue.
+// screen and sends any other one back to the queue. When that leaves the
+// screen empty just after a review was asked or one on screen was settled,
+// the oldest waiting review comes on screen by itself, its tab selected
+// and brought to front (DESIGN §4 "No review waits unseen") — unless the
+// operator holds the screen: the selected conversation is taken over (the
+// person works in the page) or a screen said so (HoldAutoShow: the task
+// prompt is open). The operator moving away from a review on purpose
+// (Select) does not bring it back.
 func (e *Engine) refocusLocked() {
 	var want *review
 	for _, r := range e.queue {
@@ -597,6 +615,16 @@ func (e *Engine) refocusLocked() {
 			break
 		}
 	}
+	if want == nil && e.autoShow && !e.closed && !e.holdingScreenLocked() {
+		for _, r := range e.queue {
+			if t := e.tabs[r.Tab]; t == r.tab && t.info.Conversation == r.Conversation {
+				e.setSelectionLocked(Selection{Conversation: r.Conversation, Tab: r.Tab})
+				want = r
+				break
+			}
+		}
+	}
+	e.autoShow = false
 	if want == e.focused {
 		return
 	}
@@ -612,9 +640,6 @@ func (e *Engine) refocusLocked() {
 	want.ShownAt = e.now()
 	want.realShown = time.Now()
 	want.Deadline = want.ShownAt.Add(e.cfg.ReviewTimeout)
-	if want.op != nil {
-		want.op.stopClockLocked()
-	}
 	e.armLocked(want)
 	e.auditLocked(e.recordLocked(audit.KindReviewShown, want))
 	cp := want.copyOut()
@@ -629,9 +654,32 @@ func (e *Engine) unfocusLocked(r *review) {
 	if e.focused == r {
 		e.focused = nil
 	}
-	if r.op != nil {
-		r.op.startClockLocked()
+}
+
+// holdingScreenLocked: the operator is busy on screen, so no review takes
+// it by itself.
+func (e *Engine) holdingScreenLocked() bool {
+	if e.screenHolds > 0 {
+		return true
 	}
+	c := e.convs[e.sel.Conversation]
+	return c != nil && c.paused
+}
+
+// HoldAutoShow tells the engine a screen is busy with input of its own
+// (hold true) or done (false): while any screen holds, waiting reviews
+// stay in the queue rather than take the screen by themselves. Calls
+// pair up.
+func (e *Engine) HoldAutoShow(hold bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if hold {
+		e.screenHolds++
+	} else if e.screenHolds > 0 {
+		e.screenHolds--
+		e.autoShow = true
+	}
+	e.commitLocked()
 }
 
 func (e *Engine) stopTimerLocked(r *review) {
@@ -643,9 +691,9 @@ func (e *Engine) stopTimerLocked(r *review) {
 }
 
 // armLocked sets r's timer for its current state: a review on screen times
-// out after ReviewTimeout; a queued review with an op is bounded by the
-// op's budget instead; a queued review without one (a request held by the
-// hook) needs attention after ReviewTimeout.
+// out ReviewTimeout after it was shown; a queued one needs attention
+// ReviewTimeout after it was queued — the full time, like one on screen,
+// whether or not an op waits on it (the op's budget is paused meanwhile).
 func (e *Engine) armLocked(r *review) {
 	if r == nil || r.resolved {
 		return
@@ -661,11 +709,9 @@ func (e *Engine) armLocked(r *review) {
 			code = errcode.DisclosureTimeout
 		}
 		out = outcome{err: errcode.Errorf(code, errcode.NextNone, "the review was not decided within %s", e.cfg.ReviewTimeout), decision: "timeout", by: "engine"}
-	case r.op == nil:
+	default:
 		d = time.Until(r.queuedAt.Add(e.cfg.ReviewTimeout))
 		out = outcome{err: needsAttention(), decision: "needs_attention", by: "engine"}
-	default:
-		return
 	}
 	gen := r.timerGen
 	r.timer = time.AfterFunc(d, func() {
@@ -692,17 +738,10 @@ func causeSuffix(ctx context.Context) string {
 // queueDeadlineLocked is when queued review r gives up unless shown (the
 // timers armLocked and the op's budget clock set), on the engine's clock.
 func (e *Engine) queueDeadlineLocked(r *review) time.Time {
-	var left time.Duration
-	switch o := r.op; {
-	case r.focused || r.resolved:
+	if r.focused || r.resolved {
 		return time.Time{}
-	case o == nil:
-		left = time.Until(r.queuedAt.Add(e.cfg.ReviewTimeout))
-	case o.halted || o.shown > 0:
-		return time.Time{}
-	default:
-		left = o.remaining - time.Since(o.since)
 	}
+	left := time.Until(r.queuedAt.Add(e.cfg.ReviewTimeout))
 	return e.now().Add(max(left, 0))
 }
 

@@ -124,6 +124,9 @@ func TestWaitIdle(t *testing.T) {
 
 func TestSnapshotBadgesAndImmutability(t *testing.T) {
 	h := newHarness(t, Config{}).std()
+	// The operator holds the screen (a prompt is open): reviews wait in
+	// the queue rather than come up by themselves.
+	h.e.HoldAutoShow(true)
 	e := h.e
 	e.PutTab(TabInfo{ID: "t2", Conversation: "c1", URL: "https://a.test/x", BlockedRequests: 2, Loading: true})
 	e.PutTab(TabInfo{ID: "op1"})

@@ -179,9 +179,8 @@ type Review struct {
 	// nil on panels without `s` (navigation, disclosure, thread, session).
 	Scope *ScopeOffer
 	// QueueDeadline, in a snapshot, is when a review waiting in the queue
-	// fails needs_attention unless it comes on screen first: its op's
-	// budget, or ReviewTimeout for a request held without an op. Zero
-	// while on screen, or when the op's clock is stopped.
+	// fails needs_attention unless it comes on screen first:
+	// ReviewTimeout after it was queued. Zero while on screen.
 	QueueDeadline time.Time
 }
 

@@ -93,11 +93,13 @@ func TestEngineResolutionsAreNotWithdrawals(t *testing.T) {
 	}
 }
 
-// A review waiting in the queue carries its remaining time: its op's
-// budget, or ReviewTimeout for a held request without an op; none on
-// screen.
+// A review waiting in the queue carries its remaining time: ReviewTimeout
+// from when it was queued, with or without an op; none on screen.
 func TestQueuedReviewDeadline(t *testing.T) {
 	h := newHarness(t, Config{OpDeadline: longOp, ReviewTimeout: longReview}).std()
+	// The operator holds the screen (a prompt is open): reviews wait in
+	// the queue rather than come up by themselves.
+	h.e.HoldAutoShow(true)
 	op, err := h.e.Begin(context.Background(), "c1", "t2", "navigate")
 	if err != nil {
 		t.Fatal(err)
@@ -112,9 +114,9 @@ func TestQueuedReviewDeadline(t *testing.T) {
 		if r.QueueDeadline.IsZero() {
 			t.Fatalf("queued review %s has no deadline", r.ID)
 		}
-		// Both budgets are 20 s and started between before and after.
-		if r.QueueDeadline.Before(before.Add(longOp-time.Second)) || r.QueueDeadline.After(after.Add(longOp)) {
-			t.Errorf("queued review %s (tab %s) deadline %v, want about %v from now", r.ID, r.Tab, r.QueueDeadline.Sub(after), longOp)
+		// The review timeout started between before and after.
+		if r.QueueDeadline.Before(before.Add(longReview-time.Second)) || r.QueueDeadline.After(after.Add(longReview)) {
+			t.Errorf("queued review %s (tab %s) deadline %v, want about %v from now", r.ID, r.Tab, r.QueueDeadline.Sub(after), longReview)
 		}
 	}
 	// On screen, the panel's Deadline applies instead.

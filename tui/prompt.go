@@ -47,9 +47,26 @@ func (m *Model) openPrompt() tea.Cmd {
 		return nil
 	}
 	m.input = newPromptInput()
-	m.promptOpen = true
+	m.setPromptOpen(true)
 	m.sizePrompt()
 	return m.input.Focus()
+}
+
+// screenHolder is the part of the engine that keeps waiting reviews from
+// taking the screen while the operator types (*consent.Engine has it).
+type screenHolder interface{ HoldAutoShow(hold bool) }
+
+// setPromptOpen opens or closes the prompt. While the local screen's
+// prompt is open no review comes on screen by itself: the operator is
+// typing a task (design.md §4 "No review waits unseen").
+func (m *Model) setPromptOpen(open bool) {
+	if m.promptOpen == open {
+		return
+	}
+	m.promptOpen = open
+	if h, ok := m.svc.(screenHolder); ok && !m.opts.Remote {
+		h.HoldAutoShow(open)
+	}
 }
 
 func (m *Model) sizePrompt() {
@@ -61,10 +78,10 @@ func (m *Model) sizePrompt() {
 func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc", "ctrl+c":
-		m.promptOpen = false
+		m.setPromptOpen(false)
 		return m.setFlash("new task cancelled")
 	case "enter":
-		m.promptOpen = false
+		m.setPromptOpen(false)
 		task := strings.TrimSpace(clean(m.input.Value()))
 		if task == "" {
 			return m.setFlash(flashNoTask)

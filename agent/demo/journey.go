@@ -27,11 +27,11 @@ func Journey() []Step {
 		{Name: "saved", Says: "I observe the page to check the outcome myself: a tool's receipt is not success. Nothing to press.", Run: stepSaved},
 		{Name: "dom-click", Says: "I go to a page without site tools and click its button through the page instead. You: press a (\"Allow once\"); the review names the button.", Run: stepDOMClick},
 		{Name: "stale", Says: "I try the same observation again. The click used it up, so the console refuses without asking you. Nothing to press.", Run: stepStale},
-		{Name: "popup", Says: "The click opened a popup: it is my tab, but it needs its own navigation consent. You: press ↓ to select the new tab (its review comes up), then press a.", Run: stepPopup},
+		{Name: "popup", Says: "The click opened a popup: it is my tab, but it needs its own navigation consent. Its review comes on screen by itself, with the new tab in front. You: press a.", Run: stepPopup},
 		{Name: "foreign", Says: "A second agent tries to read my popup. The console refuses it without asking you. Nothing to press.", Run: stepForeign},
-		{Name: "redirect", Says: "I follow a redirect to the second origin, which you never approve. The hop waits for its own review on my first tab. You: press ↑ to select that tab, then d to deny.", Run: stepRedirect},
+		{Name: "redirect", Says: "I follow a redirect to the second origin, which you never approve. The hop needs its own review on my first tab, which comes on screen by itself. You: press d to deny.", Run: stepRedirect},
 		{Name: "policy-blocked", Says: "Policy run: a second Chromium, launched with a policy that lists only the fixture, refuses any other origin before any review. Nothing to press.", Run: stepPolicyBlocked},
-		{Name: "policy-upload", Says: "Policy run: it opens a page that tries to upload (POST, PUT, beacon); its policy blocks uploads. You: press tab until \"demo policy run\" is selected (▸), then a.", Run: stepPolicyUpload},
+		{Name: "policy-upload", Says: "Policy run: it opens a page that tries to upload (POST, PUT, beacon); its policy blocks uploads. Its review, in conversation \"demo policy run\", comes on screen by itself. You: press a.", Run: stepPolicyUpload},
 		{Name: "close", Says: "I close my tab the way you would close its window, then use it: a closed tab is an explicit tab_closed, never silently replaced. Nothing to press.", Run: stepClose},
 	}
 }
