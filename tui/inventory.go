@@ -275,7 +275,26 @@ func (v inventory) tabLine(t consent.TabState, sel bool, w int) string {
 		mark = "  › "
 	}
 	head := mark + clean(string(t.ID))
-	if b := tabBadges(t); b != "" {
+	b := tabBadges(t)
+	// A narrow column drops the badges that say least ([visible], then
+	// [running]) rather than cut one in half: [needs attention] and
+	// [blocked] are why the operator looks.
+	for _, quiet := range []func(*consent.TabState){
+		func(t *consent.TabState) { t.Visible = false },
+		func(t *consent.TabState) {
+			if t.Status == consent.TabRunning {
+				t.Status = ""
+			}
+			t.Operation = ""
+		},
+	} {
+		if width(head)+1+width(b) <= w {
+			break
+		}
+		quiet(&t)
+		b = tabBadges(t)
+	}
+	if b != "" {
 		head += " " + b
 	}
 	line := trunc(head+"  "+tabText(t), w)

@@ -204,7 +204,8 @@ func boolInt(b bool) int {
 
 // TestNavigationBodySaysWhereTheTabIs: only a blank tab "stays
 // about:blank"; a tab on a page stays on that page's origin; a tab the
-// inventory does not know stays where it is.
+// inventory does not know stays where it is. Each says where a denial
+// leaves it (the browser puts a refused tab on about:blank).
 func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 	r := review(consent.KindNavigation, "Allow website navigation?", "Allow origin in this tab")
 	r.Origin, r.OriginUnicode = "https://next.example", "https://next.example"
@@ -214,9 +215,9 @@ func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 	}{
 		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "about:blank"}}, "The tab stays about:blank and no request reaches the site", ""},
 		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: ""}}, "The tab stays about:blank", ""},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "http://127.0.0.1:44011/signin?next=/"}}, "The tab stays on http://127.0.0.1:44011 and no request reaches the site", "about:blank"},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "chrome-error://chromewebdata/"}}, "The tab stays on its current page", "about:blank"},
-		{nil, "The tab stays where it is", "about:blank"},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "http://127.0.0.1:44011/signin?next=/"}}, "The tab stays on http://127.0.0.1:44011 and no request reaches the site until you decide. If you deny, the tab is left on about:blank.", "stays about:blank"},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "chrome-error://chromewebdata/"}}, "The tab stays on its current page and no request reaches the site until you decide. If you deny, the tab is left on about:blank.", "stays about:blank"},
+		{nil, "The tab stays where it is and no request reaches the site until you decide. If you deny", "stays about:blank"},
 	}
 	for _, c := range cases {
 		body := squash(strings.Join(reviewBody(&r, c.tab, 80, false), " "))
@@ -265,5 +266,22 @@ func TestOperatorBlankTabsFoldIntoACount(t *testing.T) {
 	lines, _ = inventory{s: s, st: defaultStyles()}.lines(80)
 	if scr := ansi.Strip(strings.Join(lines, "\n")); !strings.Contains(scr, "    1 blank tab (about:blank)") {
 		t.Errorf("one blank tab:\n%s", scr)
+	}
+}
+
+// A narrow column drops the quiet badges of a tab row instead of cutting
+// [needs attention] in half (issue 25 §8).
+func TestTabRowKeepsBadgesWhole(t *testing.T) {
+	tab := consent.TabState{TabInfo: consent.TabInfo{ID: "tab_e0c071271f", URL: "https://a.example/", Title: "Popup"},
+		Status: consent.TabRunning, Visible: true, NeedsAttention: true}
+	v := inventory{st: defaultStyles()}
+	for _, w := range []int{48, 40} {
+		line := ansi.Strip(v.tabLine(tab, false, w))
+		if !strings.Contains(line, " [needs attention]") || strings.Contains(line, "[visible]") {
+			t.Errorf("width %d: %q", w, line)
+		}
+	}
+	if line := ansi.Strip(v.tabLine(tab, false, 100)); !strings.Contains(line, "[visible] [running] [needs attention]") {
+		t.Errorf("width 100 drops badges: %q", line)
 	}
 }

@@ -79,11 +79,11 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int, expand bool) []
 			}
 			b.field("input", summary)
 		}
-		hint := "no"
 		if t.ReadOnlyHint {
-			hint = "yes"
+			b.field("read-only", "yes, the site says so — advisory only: nothing checks it, the call is still gated")
+		} else {
+			b.field("read-only", "no: the site does not say the call only reads")
 		}
-		b.field("read-only", hint+" — advisory only: the site says so, nothing checks it, the call is still gated")
 	case consent.KindDisclosure:
 		if r.Disclosure == nil {
 			b.field("will", "share a site-tool result (no details supplied)")
@@ -124,16 +124,19 @@ const collapsedInputLines = 8
 // would go, not where it is.
 func stayText(tab *consent.TabState) string {
 	const held = " and no request reaches the site until you decide."
+	// The browser puts a tab whose load was refused on about:blank, so it
+	// shows neither the destination nor an error page an agent could read.
+	const denied = " If you deny, the tab is left on about:blank."
 	if tab == nil {
-		return "The tab stays where it is" + held
+		return "The tab stays where it is" + held + denied
 	}
 	if blankURL(tab.URL) {
 		return "The tab stays about:blank" + held
 	}
 	if u, err := url.Parse(tab.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return "The tab stays on " + clean(u.Scheme+"://"+u.Host) + held
+		return "The tab stays on " + clean(u.Scheme+"://"+u.Host) + held + denied
 	}
-	return "The tab stays on its current page" + held
+	return "The tab stays on its current page" + held + denied
 }
 
 // blankURL reports whether a tab shows nothing: no URL yet, or about:blank.

@@ -143,7 +143,14 @@ func wrap(s string, w int) []string {
 }
 
 // humanBytes renders n as "1.2 MiB (1,258,291 bytes)".
+// Below 1 KiB it is just "32 bytes".
 func humanBytes(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	}
 	return fmt.Sprintf("%s (%s bytes)", shortBytes(n), groupDigits(n))
 }
 

@@ -391,7 +391,7 @@ func TestPanelContents(t *testing.T) {
 		"upload":        {"invoice-2026-11.pdf", "1.2 MiB (1,258,291 bytes)", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
 		"tool_call":     {"save_draft — Save a draft", `"apiKey":"[redacted]"`, "advisory only"},
 		"tool_values":   {"input (values sent; keys that look secret are masked):", `"apiKey": "•••"`, "Numbers are up 4%", "… 2 more lines (enter shows all)"},
-		"disclosure":    {"713 B (713 bytes)", "result (complete"},
+		"disclosure":    {"713 bytes", "result (complete"},
 		"thread":        {"a Allow browser control for this thread  d deny", "consent: THREAD"},
 		"session":       {"a Allow for this session  d deny", "consent: TRUSTED"},
 		"punycode":      {"https://bücher.example:8443 (decoded)", "https://xn--bcher-kva.example:8443"},
