@@ -26,13 +26,15 @@ have xauth || missing+=(xauth)
 have tmux || missing+=(tmux)
 # xterm (a VT340 with sixel) is the real terminal of the page view's test.
 have xterm || missing+=(xterm)
+# xprop reads xterm's title and urgency hint in the bell test (x11-utils).
+have xprop || missing+=(x11-utils)
 have node || missing+=(nodejs)
 have npm || missing+=(npm)
 # The SSH console's end-to-end script drives real OpenSSH clients.
 { have ssh && have ssh-keygen; } || missing+=(openssh-client)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "deps: chromium, xvfb, xauth, tmux, xterm, node, npm and openssh-client are installed"
+	echo "deps: chromium, xvfb, xauth, tmux, xterm, xprop, node, npm and openssh-client are installed"
 	exit 0
 fi
 
@@ -78,6 +80,7 @@ Darwin)
 			nodejs) out+=(nodejs) ;;
 			npm) out+=(npm) ;;
 			openssh-client) out+=(openssh-clients) ;;
+			x11-utils) out+=(xprop) ;;
 			esac
 		done
 		echo "${out[*]}"
