@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
@@ -32,6 +34,17 @@ func TestAttachByHTTPEndpoint(t *testing.T) {
 	e := launch(t, func(o *Options) { o.BrowserURL = "http://" + u.Host })
 	if e.b.PID() != 0 {
 		t.Fatal("an attached browser claims a pid of its own")
+	}
+	// Launched without --enable-automation, Chromium keeps its command
+	// line to itself: the console says what it cannot check.
+	if gaps := e.b.Gaps(); len(gaps) == 0 || !strings.Contains(gaps[0], "cannot be read") {
+		t.Errorf("gaps of a bare Chromium: %q", gaps)
+	}
+	e.gate.mu.Lock()
+	noted := slices.ContainsFunc(e.gate.notes, func(n string) bool { return strings.HasPrefix(n, "attached browser: ") })
+	e.gate.mu.Unlock()
+	if !noted {
+		t.Error("the gaps are not in the activity log")
 	}
 	tab := e.newTab(t)
 	done := e.navigate(testCtx(t), tab, a.URL+"/session")

@@ -110,6 +110,8 @@ type Browser struct {
 	cur         *conn
 	relaunching bool
 	closed      bool
+	// gaps are what an attached browser cannot guarantee (hardening.go).
+	gaps []string
 
 	// held are the hook's navigation questions in flight, by
 	// conversation; take-over cancels them.
@@ -204,6 +206,7 @@ func open(ctx context.Context, opts Options, log *slog.Logger, proc *process, ws
 		// Never silently (design.md §14): the operator reads what this
 		// console cannot hold in an attached browser.
 		b.gate.Note("", "Network wall "+WallAttached+".", true)
+		b.noteGaps(ctx, c)
 	}
 	return b, nil
 }

@@ -49,6 +49,11 @@ func TestBrowserless(t *testing.T) {
 		if s := e.b.String(); strings.Contains(s, fleetToken) || !strings.HasPrefix(s, "attached "+bl.WS) {
 			t.Fatalf("header %q", s)
 		}
+		// browserless's launch query gave the launch flags: only
+		// preloading, which no flag controls, is left unguaranteed.
+		if gaps := e.b.Gaps(); len(gaps) != 1 || gaps[0] != preloadingGap {
+			t.Errorf("gaps through browserless with the launch flags: %q", gaps)
+		}
 		tab := e.newTab(t)
 		// The open review holds: nothing reaches a before the key.
 		done := e.navigate(testCtx(t), tab, a.URL+"/session")

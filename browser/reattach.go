@@ -53,6 +53,7 @@ func (b *Browser) reattach(stale []proto.TargetTargetID) {
 		case err == nil:
 			b.log.Info("attached again", "url", ShownURL(b.opts.BrowserURL), "attempt", attempt)
 			b.showStatus(b.describe(b.ctx, c))
+			b.noteGaps(b.ctx, c)
 			return
 		case closed:
 			b.endRelaunch()

@@ -81,6 +81,9 @@ func runDoctor(ctx context.Context, o *options, env doctorEnv) []check {
 		checkProfileLock(o, env),
 		checkWall(o),
 	}
+	if o.browserURL != "" {
+		checks = append(checks, checkAttached(ctx, o))
+	}
 	if c, ok := checkSSH(o); ok {
 		checks = append(checks, c)
 	}
@@ -128,6 +131,28 @@ func findChromium(o *options, env doctorEnv) (path, source string, err error) {
 		}
 	}
 	return "", "PATH", fmt.Errorf("none of %s on PATH", strings.Join(chromiumNames, ", "))
+}
+
+// checkAttached opens one short session on --browser-url and names what
+// the console cannot guarantee in that browser (design.md §14). An
+// unreachable endpoint fails; gaps are shown as not ok but do not fail
+// the doctor, since the console runs (and says them) all the same.
+func checkAttached(ctx context.Context, o *options) check {
+	c := check{name: "attached", required: true}
+	gaps, err := browser.CheckAttached(ctx, o.browserURL, o.browserToken)
+	if err != nil {
+		c.detail = err.Error()
+		c.fixes = []string{"check --browser-url and the fleet's token (--browser-token or $" + browser.EnvBrowserToken + ")"}
+		return c
+	}
+	c.required = false
+	c.ok = len(gaps) == 0
+	c.detail = browser.ShownURL(o.browserURL) + " reached"
+	if !c.ok {
+		c.detail += "; it cannot guarantee:\n      - " + strings.Join(gaps, "\n      - ")
+		c.fixes = []string{"launch that browser with tabwarden's flags (README: browserless and Selenium Grid)"}
+	}
+	return c
 }
 
 func checkChromium(ctx context.Context, o *options, env doctorEnv) check {
