@@ -48,7 +48,7 @@ func structured(t *testing.T, cs *mcp.ClientSession, ctx context.Context, tool s
 }
 
 // Two host processes with one configuration are two conversations in the
-// sessionless protocol (DESIGN §3): two real relay processes, one token
+// sessionless protocol (design.md §3): two real relay processes, one token
 // (the default one, from the endpoint file), against the real console with
 // Chromium. The second's browser_tabs does not list the first's tab, and
 // acting on it is wrong_conversation.
