@@ -39,7 +39,7 @@ deps:
 # Bounded by FUZZTIME per target; a failing input lands in
 # PKG/testdata/fuzz/TARGET/ and fails the run (see scripts/fuzz.sh).
 fuzz:
-	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./browser/dom:FuzzSiteText ./browser:FuzzCDPSocket
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./policy:FuzzParse ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./browser/dom:FuzzSiteText ./browser:FuzzCDPSocket
 
 # go run builds the pinned version once and caches it; no global install.
 lint:

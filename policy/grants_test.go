@@ -70,3 +70,31 @@ func TestGrantKeysMergeStrictest(t *testing.T) {
 		t.Fatalf("summary %q", got)
 	}
 }
+
+// FuzzParse: any bytes give a policy or a *ValidationError, never a panic;
+// a policy parsed from them merges with itself to the same grant limits.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"execution":{"maxGrantMinutes":10,"grantable":["click","site_tool:x"]}}`,
+		"execution:\n  grantable: []\n  maxGrantMinutes: 1440\n",
+		`{"execution":{"browserOrigins":["https://a.example"],"blockBrowserUploads":true,"consentFloor":"thread"}}`,
+		"execution:\n  grantable: &g [read]\n  browserOrigins: *g\n",
+	} {
+		f.Add("p.yaml", []byte(s))
+		f.Add("p.json", []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		p, err := Parse(name, data)
+		if err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) == 0 {
+				t.Fatalf("error %v is not a ValidationError with problems", err)
+			}
+			return
+		}
+		m := Merge(p, p)
+		if m.MaxGrantMinutes != p.MaxGrantMinutes || !slices.Equal(m.Grantable, p.Grantable) || (m.Grantable == nil) != (p.Grantable == nil) {
+			t.Fatalf("p ∩ p changed the grant limits: %+v vs %+v", m, p)
+		}
+	})
+}
