@@ -120,15 +120,24 @@ func authHeader(token string) http.Header {
 func attach(ctx context.Context, opts Options, log *slog.Logger) (*Browser, error) {
 	hctx, cancel := context.WithTimeout(ctx, opts.handshakeTimeout())
 	defer cancel()
-	wsURL, err := resolveEndpoint(hctx, opts.BrowserURL, authHeader(opts.BrowserToken))
+	wsURL, grid, err := resolveEndpoint(hctx, opts.BrowserURL, authHeader(opts.BrowserToken))
 	if err != nil {
 		return nil, unavailable("%s", scrub(&opts, fmt.Sprintf("cannot reach the browser at %s: %v", ShownURL(opts.BrowserURL), err)))
 	}
 	hold, err := startHold()
 	if err != nil {
+		grid.delete()
 		return nil, unavailable("start the navigation hold: %v", err)
 	}
-	return open(ctx, opts, log, nil, wsURL, hold)
+	b, err := open(ctx, opts, log, nil, wsURL, hold)
+	if err != nil {
+		grid.delete()
+		return nil, err
+	}
+	b.mu.Lock()
+	b.grid = grid
+	b.mu.Unlock()
+	return b, nil
 }
 
 func (o *Options) handshakeTimeout() time.Duration {
@@ -142,43 +151,50 @@ func (o *Options) handshakeTimeout() time.Duration {
 // endpoint (or bare host:port) for its browser websocket URL. The query of
 // raw (where a fleet's token may be) goes to /json/version and stays on
 // the websocket URL.
-func resolveEndpoint(ctx context.Context, raw string, header http.Header) (string, error) {
+//
+// A Selenium Grid 4 (no /json/version, a WebDriver /status) gets a new
+// WebDriver session, returned with its se:cdp URL; the caller deletes it.
+func resolveEndpoint(ctx context.Context, raw string, header http.Header) (string, *gridSession, error) {
 	if strings.HasPrefix(raw, "ws://") || strings.HasPrefix(raw, "wss://") {
-		return raw, nil
+		return raw, nil, nil
 	}
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	v := *u
 	v.Path = strings.TrimSuffix(u.Path, "/") + "/json/version"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.String(), nil)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer res.Body.Close()
+	if res.StatusCode == http.StatusNotFound && isGrid(ctx, u, header) {
+		g, ws, err := newGridSession(ctx, u, header)
+		return ws, g, err
+	}
 	if res.StatusCode != http.StatusOK {
-		return "", refusal(res)
+		return "", nil, refusal(res)
 	}
 	var ver struct {
 		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
 	}
 	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&ver); err != nil {
-		return "", fmt.Errorf("/json/version is not a DevTools answer: %w", err)
+		return "", nil, fmt.Errorf("/json/version is not a DevTools answer: %w", err)
 	}
 	ws, err := url.Parse(ver.WebSocketDebuggerURL)
 	if err != nil || ws.Host == "" {
-		return "", errors.New("/json/version gave no webSocketDebuggerUrl")
+		return "", nil, errors.New("/json/version gave no webSocketDebuggerUrl")
 	}
 	// Chromium names itself by the address it bound; the operator may
 	// reach it through another (a tunnel, a load balancer), so keep the
@@ -190,7 +206,7 @@ func resolveEndpoint(ctx context.Context, raw string, header http.Header) (strin
 	if ws.RawQuery == "" {
 		ws.RawQuery = u.RawQuery
 	}
-	return ws.String(), nil
+	return ws.String(), nil, nil
 }
 
 // refusal is the clear error for an endpoint that answered a handshake or

@@ -112,6 +112,9 @@ type Browser struct {
 	closed      bool
 	// gaps are what an attached browser cannot guarantee (hardening.go).
 	gaps []string
+	// grid is the Selenium Grid session behind the connection (grid.go),
+	// deleted on Close.
+	grid *gridSession
 
 	// held are the hook's navigation questions in flight, by
 	// conversation; take-over cancels them.
@@ -533,6 +536,11 @@ func (b *Browser) Close() error {
 	c.teardown(closeGrace)
 	b.releaseAll()
 	b.wg.Wait()
+	b.mu.Lock()
+	grid := b.grid
+	b.grid = nil
+	b.mu.Unlock()
+	grid.delete()
 	return nil
 }
 

@@ -104,10 +104,11 @@ func CheckAttached(ctx context.Context, rawURL, token string) ([]string, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.handshakeTimeout())
 	defer cancel()
-	wsURL, err := resolveEndpoint(ctx, rawURL, authHeader(token))
+	wsURL, grid, err := resolveEndpoint(ctx, rawURL, authHeader(token))
 	if err != nil {
 		return nil, fail(err)
 	}
+	defer grid.delete()
 	ws, res, err := dialCDP(ctx, wsURL, authHeader(token))
 	if err != nil {
 		if res != nil && res.StatusCode != 101 {

@@ -73,16 +73,25 @@ func (b *Browser) endRelaunch() {
 // attachAgain is one re-attach try: a connection with the hook on, and the
 // stale tabs closed through it.
 func (b *Browser) attachAgain(stale []proto.TargetTargetID) (*conn, error) {
+	b.mu.Lock()
+	old := b.grid
+	b.grid = nil
+	b.mu.Unlock()
+	old.delete() // the lost session's slot
 	hctx, cancel := context.WithTimeout(b.ctx, b.opts.handshakeTimeout())
-	wsURL, err := resolveEndpoint(hctx, b.opts.BrowserURL, authHeader(b.opts.BrowserToken))
+	wsURL, grid, err := resolveEndpoint(hctx, b.opts.BrowserURL, authHeader(b.opts.BrowserToken))
 	cancel()
 	if err != nil {
 		return nil, unavailable("%s", scrub(&b.opts, fmt.Sprintf("cannot reach the browser at %s: %v", ShownURL(b.opts.BrowserURL), err)))
 	}
 	c, err := b.connect(b.ctx, wsURL, nil)
 	if err != nil {
+		grid.delete()
 		return nil, err
 	}
+	b.mu.Lock()
+	b.grid = grid
+	b.mu.Unlock()
 	for _, t := range stale {
 		ctx, cancel := b.call(b.ctx)
 		_, _ = proto.TargetCloseTarget{TargetID: t}.Call(c.rod.Context(ctx))
