@@ -137,7 +137,6 @@ func New(svc Service, opts Options) Model {
 		pageShared: newPageShared(),
 	}
 	m.setState(svc.Snapshot())
-	m.sel = m.state.Selection
 	m.now = opts.Now()
 	m.syncViewport()
 	return m
@@ -182,6 +181,17 @@ func (m *Model) setState(s consent.State) {
 	m.state = s
 	if !m.opts.Remote {
 		m.sel = s.Selection
+	} else if !hasConversation(s, m.sel.Conversation) {
+		// An SSH screen keeps its own selection, but never none while
+		// there is something to select: t, r and x act on it, and a
+		// newcomer's first t must do something. The console's own
+		// selection first, else the first conversation.
+		m.sel = consent.Selection{}
+		if hasConversation(s, s.Selection.Conversation) {
+			m.sel = s.Selection
+		} else if len(s.Conversations) > 0 {
+			m.sel = consent.Selection{Conversation: s.Conversations[0].ID}
+		}
 	}
 	m.noteSeen()
 }
@@ -379,7 +389,7 @@ func (m *Model) decide(approve bool) tea.Cmd {
 func (m *Model) onConversation(what string, fn func(consent.ConversationID) error) tea.Cmd {
 	conv := m.sel.Conversation
 	if conv == "" {
-		return m.setFlash("no conversation selected")
+		return m.setFlash(flashNoConversation)
 	}
 	if err := fn(conv); err != nil {
 		return m.setFlash(what + " failed: " + clean(err.Error()))
@@ -393,7 +403,7 @@ func (m *Model) onConversation(what string, fn func(consent.ConversationID) erro
 func (m *Model) clearFreeze() tea.Cmd {
 	conv := m.sel.Conversation
 	if conv == "" {
-		return m.setFlash("no conversation selected")
+		return m.setFlash(flashNoConversation)
 	}
 	c := m.selectedConversation()
 	if c == nil || c.Frozen == nil {
@@ -538,4 +548,26 @@ func (m Model) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = m.windowTitle()
 	return v
+}
+
+// flashNoConversation answers a key that acts on the selected conversation
+// when there is none.
+const flashNoConversation = "no conversation selected: tab selects one"
+
+// hasConversation reports whether id is a live or ended conversation of s.
+func hasConversation(s consent.State, id consent.ConversationID) bool {
+	if id == "" {
+		return false
+	}
+	for _, c := range s.Conversations {
+		if c.ID == id {
+			return true
+		}
+	}
+	for _, e := range s.Ended {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
 }

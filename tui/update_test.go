@@ -455,3 +455,35 @@ func TestToolInputExpands(t *testing.T) {
 		t.Errorf("expanded input still collapsed:\n%s", expanded)
 	}
 }
+
+// An SSH screen starts with a conversation selected, so its first t takes
+// it over; one that joins before any conversation selects the first to
+// arrive (issue 25 §4).
+func TestRemoteScreenSelectsAConversation(t *testing.T) {
+	s := baseState()
+	s.Selection = consent.Selection{}
+	f := newFake(s)
+	m := New(f, Options{Now: fixedClock, Operator: consent.Operator{Name: "bob"}, Remote: true})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = r.update(m, press("t"))
+	if calls := f.Calls(); !slices.Contains(calls, "takeover c1a2") {
+		t.Fatalf("t on a fresh SSH screen: calls %v\n%s", calls, screen(m))
+	}
+
+	empty := baseState()
+	empty.Conversations, empty.Selection = nil, consent.Selection{}
+	f2 := newFake(empty)
+	m2 := New(f2, Options{Now: fixedClock, Operator: consent.Operator{Name: "bob"}, Remote: true})
+	t.Cleanup(m2.Close)
+	m2 = r.update(m2, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m2 = r.update(m2, press("t"))
+	if !strings.Contains(screen(m2), "no conversation selected: tab selects one") {
+		t.Errorf("t with nothing to select says nothing:\n%s", screen(m2))
+	}
+	m2 = r.update(m2, stateChangedMsg{state: baseState()})
+	if m2.sel.Conversation == "" {
+		t.Error("the first conversation to arrive was not selected")
+	}
+}
