@@ -62,3 +62,25 @@ var (
 	// ErrUnknownConversation: no conversation with that id.
 	ErrUnknownConversation = errors.New("unknown conversation")
 )
+
+// OperatorJoined records that op's SSH screen came up: every screen's
+// activity log and the audit log (a session record with the operator and
+// key) say who is watching.
+func (e *Engine) OperatorJoined(op Operator) {
+	e.operatorSession(op, "joined", "joined over SSH")
+}
+
+// OperatorLeft records that op's SSH screen went away; why says how
+// ("left", "signed out after 15m0s without input", …).
+func (e *Engine) OperatorLeft(op Operator, why string) {
+	e.operatorSession(op, why, why)
+}
+
+func (e *Engine) operatorSession(op Operator, note, line string) {
+	op = op.orLocal()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.auditLocked(withOperator(audit.Record{Kind: audit.KindSession, By: "operator", Note: "ssh screen: " + note}, op))
+	e.addActivityLocked("", "operator "+op.Name+" "+line, false)
+	e.commitLocked()
+}

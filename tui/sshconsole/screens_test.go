@@ -3,6 +3,7 @@ package sshconsole
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,7 @@ func TestIdleSessionSignedOut(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	waitPresence(t, r, ana, "ssh screen: joined", "ssh screen: signed out after 400ms without input")
 }
 
 // Without a keys file the console does not listen; the host key is made
@@ -160,6 +162,43 @@ func TestQuitLeavesOnlyTheSession(t *testing.T) {
 	}
 	if st := r.eng.Snapshot(); st.Focused == nil || len(st.Conversations) != 1 {
 		t.Fatalf("state after an operator left: %+v", st)
+	}
+	waitPresence(t, r, ana, "ssh screen: joined", "ssh screen: left")
+}
+
+// waitPresence waits for the session records of k's screen, in order,
+// and the activity lines every screen shows for them (issue 25 §4).
+func waitPresence(t *testing.T, r *rig, k operatorKey, notes ...string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		var got []string
+		for _, rec := range records(r.mem, audit.KindSession) {
+			if rec.Operator == k.name && rec.KeyFingerprint == k.fingerprint() {
+				got = append(got, rec.Note)
+			}
+		}
+		if len(got) == len(notes) {
+			for i, n := range notes {
+				if !strings.HasPrefix(got[i], n) {
+					t.Fatalf("session records %q, want %q", got, notes)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session records %q, want %q", got, notes)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var lines []string
+	for _, a := range r.eng.Snapshot().Activity {
+		if strings.HasPrefix(a.Text, "operator "+k.name+" ") {
+			lines = append(lines, a.Text)
+		}
+	}
+	if len(lines) != len(notes) || lines[0] != "operator "+k.name+" joined over SSH" {
+		t.Fatalf("activity about %s: %q", k.name, lines)
 	}
 }
 

@@ -264,16 +264,40 @@ func (s *Server) handle(sess ssh.Session) {
 		}
 	})
 
+	pr, _ := s.svc.(presence)
+	if pr != nil {
+		pr.OperatorJoined(op)
+	}
 	s.attached.Add(1)
 	_, _ = p.Run()
 	s.attached.Add(-1)
 	p.Kill()
 	cancel()
-	if msg, ok := why.Load().(string); ok {
+	msg, signedOut := why.Load().(string)
+	if pr != nil {
+		left := "left"
+		switch {
+		case signedOut:
+			left = fmt.Sprintf("signed out after %s without input", s.cfg.IdleTimeout)
+		case s.ctx.Err() != nil:
+			left = "disconnected: the console is shutting down"
+		}
+		pr.OperatorLeft(op, left)
+	}
+	if signedOut {
 		_, _ = io.WriteString(sess.Stderr(), "\r\n"+msg+"\r\n")
 	}
 	_ = sess.Exit(0)
 }
+
+// presence is the engine's record of operators joining and leaving;
+// *consent.Engine has it, a bare tui.Service may not.
+type presence interface {
+	OperatorJoined(consent.Operator)
+	OperatorLeft(consent.Operator, string)
+}
+
+var _ presence = (*consent.Engine)(nil)
 
 func refuse(sess ssh.Session, msg string) {
 	_, _ = io.WriteString(sess.Stderr(), strings.TrimSpace(msg)+"\r\n")
