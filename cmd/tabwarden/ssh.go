@@ -62,8 +62,12 @@ func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.Pag
 	if keys != nil {
 		names = strings.Join(keys.Names(), ", ")
 	}
-	eng.Note("", fmt.Sprintf("SSH console on %s for %s (idle %s, at most %s per session)",
-		srv.Addr(), names, sshconsole.DefaultIdleTimeout, sshconsole.DefaultMaxSession), !isLoopback(srv.Addr()))
+	fp, err := sshconsole.HostKeyFingerprint(sshconsole.DefaultHostKeyPath())
+	if err != nil {
+		fp = "unknown (" + err.Error() + ")"
+	}
+	eng.Note("", fmt.Sprintf("SSH console on %s for %s (idle %s, at most %s per session); host key %s: operators check it on first connect",
+		srv.Addr(), names, sshconsole.DefaultIdleTimeout, sshconsole.DefaultMaxSession, fp), !isLoopback(srv.Addr()))
 	return func() { _ = srv.Close() }, nil
 }
 
@@ -95,9 +99,14 @@ func checkSSH(o *options) (check, bool) {
 		problems = append(problems, err.Error())
 		fixes = append(fixes, "chmod 600 "+shellQuote(hk))
 	} else if exists {
-		c.detail += "; host key " + hk
+		// ssh asks the operator to check this on first connect.
+		fp, err := sshconsole.HostKeyFingerprint(hk)
+		if err != nil {
+			fp = err.Error()
+		}
+		c.detail += "; host key " + hk + " " + fp
 	} else {
-		c.detail += "; host key made on first use at " + hk
+		c.detail += "; host key made on first use at " + hk + " (doctor shows its fingerprint once it exists; so does the console's activity log)"
 	}
 	if o.sshListen != "" {
 		addr, err := sshconsole.ListenAddr(o.sshListen)

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	gossh "golang.org/x/crypto/ssh"
 )
 
 const testOperatorKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFx1rXo0dQ3o6i0Ps2jZ0W3l7yqA+0cZQkS0n8Tqv3oK ana"
@@ -37,7 +42,26 @@ func TestDoctorChecksSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, nil, "doctor", "--headless", "--ssh-authorized-keys", good, "--ssh-listen", ":2222")
-	contains(t, "doctor", r.stdout, "✓ ssh console", "1 key(s) for ana", "listens on 127.0.0.1:2222")
+	contains(t, "doctor", r.stdout, "✓ ssh console", "1 key(s) for ana", "listens on 127.0.0.1:2222", "host key made on first use")
+
+	// Once the host key exists, doctor shows the fingerprint ssh asks the
+	// operator to check on first connect.
+	data := t.TempDir()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := gossh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.MkdirAll(filepath.Join(data, "tabwarden"), 0o700)
+	if err := os.WriteFile(filepath.Join(data, "tabwarden", "ssh_host_ed25519"), pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := gossh.NewPublicKey(priv.Public())
+	r = run(t, []string{"XDG_DATA_HOME=" + data}, "doctor", "--headless", "--ssh-authorized-keys", good)
+	contains(t, "doctor", r.stdout, "✓ ssh console", gossh.FingerprintSHA256(pub))
 
 	bad := filepath.Join(t.TempDir(), "keys")
 	if err := os.WriteFile(bad, []byte("not a key\n"), 0o600); err != nil {

@@ -100,3 +100,18 @@ func loadOrCreateHostKey(path string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// HostKeyFingerprint is the SHA256 fingerprint of the host key at path, as
+// ssh shows it when it asks an operator to trust the console on first
+// connect ("SHA256:…").
+func HostKeyFingerprint(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	signer, err := gossh.ParsePrivateKey(data)
+	if err != nil {
+		return "", fmt.Errorf("host key %s: %v", path, err)
+	}
+	return gossh.FingerprintSHA256(signer.PublicKey()), nil
+}
