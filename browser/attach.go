@@ -212,11 +212,14 @@ func resolveEndpoint(ctx context.Context, raw string, header http.Header) (strin
 // refusal is the clear error for an endpoint that answered a handshake or
 // /json/version with an HTTP status instead of the protocol.
 func refusal(res *http.Response) error {
-	status := res.Status
+	return refusedWith(res.StatusCode, res.Status)
+}
+
+func refusedWith(code int, status string) error {
 	if status == "" {
-		status = fmt.Sprint(res.StatusCode)
+		status = fmt.Sprint(code)
 	}
-	switch res.StatusCode {
+	switch code {
 	case http.StatusTooManyRequests:
 		return fmt.Errorf("the fleet's queue is full (%s); try again when a browser is free, or raise the engine's concurrency or queue length", status)
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -252,8 +255,8 @@ func (b *Browser) dialAttached(ctx context.Context, wsURL string) (*wsConn, erro
 	}
 	var why string
 	switch {
-	case res != nil && res.StatusCode != http.StatusSwitchingProtocols:
-		why = refusal(res).Error()
+	case res.refused():
+		why = refusedWith(res.code, res.status).Error()
 	case errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		why = fmt.Sprintf("no browser slot within %s (the fleet is busy); try again later", b.opts.handshakeTimeout())
 	default:

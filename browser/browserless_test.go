@@ -171,7 +171,7 @@ func TestBrowserless(t *testing.T) {
 		ctx, cancel := context.WithTimeout(testCtx(t), 60*time.Second)
 		defer cancel()
 		hold := func() *websocket.Conn {
-			c, _, err := websocket.Dial(ctx, bl.WS, &websocket.DialOptions{HTTPHeader: authHeader(fleetToken)})
+			c, _, err := websocket.Dial(ctx, bl.WS, &websocket.DialOptions{HTTPHeader: authHeader(fleetToken)}) //nolint:bodyclose // the websocket library owns the handshake body
 			if err != nil {
 				t.Fatalf("hold a slot: %v", err)
 			}
@@ -207,7 +207,7 @@ func TestBrowserless(t *testing.T) {
 		// Fill the queue's other place, then one more is refused.
 		queued := make(chan *websocket.Conn, 1)
 		go func() {
-			c, _, err := websocket.Dial(ctx, bl.WS, &websocket.DialOptions{HTTPHeader: authHeader(fleetToken)})
+			c, _, err := websocket.Dial(ctx, bl.WS, &websocket.DialOptions{HTTPHeader: authHeader(fleetToken)}) //nolint:bodyclose // the websocket library owns the handshake body
 			if err == nil {
 				queued <- c
 			}

@@ -45,17 +45,36 @@ var _ cdp.WebSocketable = (*wsConn)(nil)
 // (rod's own dialer ignores it). header travels with the upgrade request.
 // On a refusal the *http.Response is returned with the error, so the caller
 // can say what the endpoint answered.
-func dialCDP(ctx context.Context, wsURL string, header http.Header) (*wsConn, *http.Response, error) {
+func dialCDP(ctx context.Context, wsURL string, header http.Header) (*wsConn, *handshakeAnswer, error) {
 	ws, res, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{
 		HTTPHeader:      header,
 		CompressionMode: websocket.CompressionDisabled,
 	})
+	var answer *handshakeAnswer
+	if res != nil {
+		answer = &handshakeAnswer{code: res.StatusCode, status: res.Status}
+		if err != nil && res.Body != nil {
+			_ = res.Body.Close()
+		}
+	}
 	if err != nil {
-		return nil, res, err
+		return nil, answer, err
 	}
 	ws.SetReadLimit(maxFrame)
 	life, cancel := context.WithCancel(context.Background())
-	return &wsConn{ws: ws, ctx: life, cancel: cancel}, res, nil
+	return &wsConn{ws: ws, ctx: life, cancel: cancel}, answer, nil
+}
+
+// handshakeAnswer is the HTTP status an endpoint answered the upgrade with;
+// the body stays with the websocket library (it is the connection on 101).
+type handshakeAnswer struct {
+	code   int
+	status string
+}
+
+// refused reports whether the endpoint answered without upgrading.
+func (a *handshakeAnswer) refused() bool {
+	return a != nil && a.code != http.StatusSwitchingProtocols
 }
 
 // Send writes one text message.

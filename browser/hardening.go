@@ -111,8 +111,8 @@ func CheckAttached(ctx context.Context, rawURL, token string) ([]string, error) 
 	defer grid.delete()
 	ws, res, err := dialCDP(ctx, wsURL, authHeader(token))
 	if err != nil {
-		if res != nil && res.StatusCode != 101 {
-			err = refusal(res)
+		if res.refused() {
+			err = refusedWith(res.code, res.status)
 		}
 		return nil, fail(err)
 	}

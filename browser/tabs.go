@@ -86,7 +86,7 @@ type registry struct {
 	// (Page.frameAttached) to that tab's target.
 	frames map[proto.PageFrameID]proto.TargetTargetID
 	seq    uint64
-	front   consent.TabID // the tab the operator selected last
+	front  consent.TabID // the tab the operator selected last
 }
 
 func (r *registry) init() {

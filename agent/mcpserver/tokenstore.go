@@ -99,7 +99,7 @@ func UpdateTokens(path string, fn func([]StoredToken) ([]StoredToken, error)) er
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("token store: lock: %w", err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
 	cur, err := ReadTokens(path)
 	if err != nil {
 		return err

@@ -128,7 +128,7 @@ func TestTokensSharedByTwoServers(t *testing.T) {
 func TestEndpointFileOfAnotherConsoleIsKept(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
-	other := exec.Command("sleep", "60")
+	other := exec.CommandContext(context.Background(), "sleep", "60")
 	if err := other.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func Start(t testing.TB, cfg Config) *Browserless {
 		Token: cfg.Token,
 		logs:  &syncBuffer{},
 	}
-	cmd := exec.Command(node, index)
+	cmd := exec.CommandContext(context.Background(), node, index)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"HOST=127.0.0.1",
@@ -151,13 +151,13 @@ func orTwo(n int) int {
 }
 
 func (b *Browserless) ready() bool {
-	req, _ := http.NewRequest(http.MethodGet, b.HTTP+"/json/version", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.HTTP+"/json/version", nil)
 	if b.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.Token)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return false
 	}
@@ -171,7 +171,7 @@ func (b *Browserless) Logs() string { return b.logs.String() }
 // Pressure is browserless's own count of running and queued sessions.
 func (b *Browserless) Pressure(t testing.TB) (running, queued int) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, b.HTTP+"/pressure", nil)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, b.HTTP+"/pressure", nil)
 	if b.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.Token)
 	}
@@ -265,7 +265,7 @@ func (b *Browserless) ChromiumPIDs() []int {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

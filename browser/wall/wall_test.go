@@ -114,7 +114,7 @@ func startWall(t *testing.T, opts Options) *Wall {
 // closes or goes quiet.
 func send(t *testing.T, w *Wall, raw string, then []byte) string {
 	t.Helper()
-	c, err := net.Dial("tcp", w.Addr())
+	c, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", w.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +130,7 @@ func send(t *testing.T, w *Wall, raw string, then []byte) string {
 		if err != nil {
 			return "no response: " + err.Error()
 		}
+		defer res.Body.Close()
 		body, _ := io.ReadAll(res.Body)
 		head := "HTTP/1.1 " + res.Status + "\r\n"
 		for k, v := range res.Header {
@@ -284,7 +285,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("tcp", w.Addr())
+	c, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", w.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func dialSSHScreen(t testing.TB, addr, user string, signer gossh.Signer) *rawSSH
 
 func freeLoopbackPort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
