@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// No review waits unseen (DESIGN §4): with nothing on screen, a review of
+// No review waits unseen (design.md §4): with nothing on screen, a review of
 // a tab the operator is not looking at comes on screen by itself, its tab
 // selected (and so brought to front); when the review on screen is
 // settled, the oldest waiting one follows. The operator moving away from

@@ -347,7 +347,7 @@ func (e *Engine) newReviewLocked(req Request, base ReviewKind, origin string, c 
 	}
 	if r.op != nil {
 		// The time a review waits for the operator, queued or on screen,
-		// never counts against its op's budget (DESIGN §3).
+		// never counts against its op's budget (design.md §3).
 		r.op.stopClockLocked()
 	}
 	e.queue = append(e.queue, r)
@@ -602,7 +602,7 @@ func digest(s string) string {
 // screen and sends any other one back to the queue. When that leaves the
 // screen empty just after a review was asked or one on screen was settled,
 // the oldest waiting review comes on screen by itself, its tab selected
-// and brought to front (DESIGN §4 "No review waits unseen") — unless the
+// and brought to front (design.md §4 "No review waits unseen") — unless the
 // operator holds the screen: the selected conversation is taken over (the
 // person works in the page) or a screen said so (HoldAutoShow: the task
 // prompt is open). The operator moving away from a review on purpose

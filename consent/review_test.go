@@ -301,7 +301,7 @@ func TestOpDeadlineExcludesFocusedWait(t *testing.T) {
 }
 
 // A queued review waits the full ReviewTimeout, like one on screen, and
-// the wait does not spend its op's budget (DESIGN §3, §4): the op's 300 ms
+// the wait does not spend its op's budget (design.md §3, §4): the op's 300 ms
 // budget passes several times over while the review waits; then the
 // review needs attention, its op still alive.
 func TestQueuedReviewWaitsTheFullReviewTimeout(t *testing.T) {

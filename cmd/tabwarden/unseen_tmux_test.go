@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// No review waits unseen (DESIGN §4), on the real console in tmux with two
+// No review waits unseen (design.md §4), on the real console in tmux with two
 // agents over HTTP, one after another as hosts are: the first opens a
 // page (its tab stays in front); the second's review comes on screen by
 // itself — only `a` is pressed, and the site sees nothing before it. Then,
