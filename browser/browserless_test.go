@@ -142,9 +142,10 @@ func TestBrowserless(t *testing.T) {
 	})
 
 	t.Run("session_timeout_408", func(t *testing.T) {
-		// browserless's own timeout for this session: 3 s, then it
+		// browserless's own timeout for this session: 10 s (it counts from
+		// the queue, so it must outlast a slow Chromium start), then it
 		// writes its 408 onto the socket.
-		e := attachFleet(t, bl, nil, "timeout=3000")
+		e := attachFleet(t, bl, nil, "timeout=10000")
 		gone := e.b.Done()
 		select {
 		case <-gone:

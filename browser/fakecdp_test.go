@@ -18,7 +18,7 @@ import (
 
 // fakeCDP is a loopback DevTools endpoint spoken byte by byte: it upgrades
 // the websocket itself (so a test can refuse, stall or answer anything) and
-// then answers every command with an empty result, or with results[method].
+// then answers every command with an empty result.
 // A test gets each accepted socket on peers and may write any frame, or any
 // raw bytes, onto it.
 type fakeCDP struct {
@@ -28,7 +28,6 @@ type fakeCDP struct {
 	upgrade func(w http.ResponseWriter, r *http.Request) bool
 
 	mu       sync.Mutex
-	results  map[string]string
 	requests []*http.Request // every upgrade request, in order
 	methods  []string        // every command received, in order
 	peers    chan *fakePeer
@@ -36,7 +35,7 @@ type fakeCDP struct {
 
 func newFakeCDP(t testing.TB) *fakeCDP {
 	t.Helper()
-	f := &fakeCDP{results: map[string]string{}, peers: make(chan *fakePeer, 16)}
+	f := &fakeCDP{peers: make(chan *fakePeer, 16)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -66,12 +65,6 @@ func (f *fakeCDP) onlyOnce() {
 		}
 		return first
 	}
-}
-
-func (f *fakeCDP) result(method, json string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.results[method] = json
 }
 
 func (f *fakeCDP) serve(w http.ResponseWriter, r *http.Request) {
@@ -134,12 +127,8 @@ func (f *fakeCDP) answer(p *fakePeer) {
 		}
 		f.mu.Lock()
 		f.methods = append(f.methods, req.Method)
-		res, ok := f.results[req.Method]
 		f.mu.Unlock()
-		if !ok {
-			res = "{}"
-		}
-		out, _ := json.Marshal(map[string]any{"id": req.ID, "result": json.RawMessage(res)})
+		out, _ := json.Marshal(map[string]any{"id": req.ID, "result": json.RawMessage("{}")})
 		if p.text(out) != nil {
 			return
 		}
