@@ -82,17 +82,23 @@ func TestCorpus(t *testing.T) {
 		cases, _, _ := sum.log(t)
 		// A -run that picks some cases runs fewer; the whole corpus (as CI
 		// runs it) must have its floor.
-		if f := flag.Lookup("test.run"); f != nil && (f.Value.String() == "" || f.Value.String() == "TestCorpus") && cases < minCases {
+		if f := flag.Lookup("test.run"); !wallAlone && f != nil && (f.Value.String() == "" || f.Value.String() == "TestCorpus") && cases < minCases {
 			t.Errorf("the corpus ran %d cases, want at least %d", cases, minCases)
 		}
 	})
 	for _, c := range netCases {
+		if wallAlone && c.witness == witnessN {
+			continue // navigation consent: the hook's, not the wall's
+		}
 		t.Run(c.family+"/"+c.name, func(t *testing.T) {
 			live, zero := runNetCase(t, w, c)
 			sum.add(c.family, live, zero)
 		})
 	}
 	for _, c := range customCases() {
+		if wallAlone && !c.wall {
+			continue
+		}
 		t.Run(c.family+"/"+c.name, func(t *testing.T) {
 			live, zero := c.run(t, w)
 			sum.add(c.family, live, zero)
@@ -105,6 +111,11 @@ func TestCorpus(t *testing.T) {
 			if n := s.total(); n != 0 {
 				t.Errorf("%d requests reached %s from tabwarden: %v", n, s.URL, s.list(func(hit) bool { return true }))
 			}
+		}
+		// The wall dials nothing it refused: not even a connection (a
+		// preconnect, FedCM's) reached P.
+		if n := w.P.acceptCount(); n != 0 {
+			t.Errorf("%d TCP connections reached %s from tabwarden", n, w.P.URL)
 		}
 	})
 }
@@ -291,8 +302,12 @@ wait:
 // side still waits twice as long as bare Chromium took.
 const quietMax = time.Second
 
-// customCase is a case with its own two sides (terminal, disclosure).
+// customCase is a case with its own two sides (terminal, disclosure, the
+// wall families).
 type customCase struct {
 	family, name string
 	run          func(t *testing.T, w *world) (live, zero bool)
+	// wall: a case of managed policy the wall must hold alone (it runs in
+	// the tabwarden_nohook build too).
+	wall bool
 }

@@ -228,6 +228,7 @@ func customCases() []customCase {
 		cs = append(cs, customCase{family: "disclosure", name: c.name, run: c.run})
 	}
 	cs = append(cs, customCase{family: "uploads", name: fileChooserName, run: runFileChooser})
+	cs = append(cs, wallCustomCases()...)
 	return cs
 }
 

@@ -43,6 +43,7 @@ type server struct {
 
 	mu      sync.Mutex
 	hits    []hit
+	accepts int // TCP connections accepted
 	changed chan struct{}
 }
 
@@ -63,7 +64,15 @@ func startServer(files func(caseName, side, file string) (cfile, bool), expand f
 	s := &server{URL: "http://" + ln.Addr().String(), files: files, done: make(chan struct{}), changed: make(chan struct{})}
 	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, expand)
-	})}
+	}), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.mu.Lock()
+			s.accepts++
+			close(s.changed)
+			s.changed = make(chan struct{})
+			s.mu.Unlock()
+		}
+	}}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)
@@ -261,6 +270,14 @@ func (s *server) count(match func(hit) bool) int {
 		}
 	}
 	return n
+}
+
+// acceptCount is how many TCP connections the server has accepted, a
+// request on them or not (a preconnect makes none).
+func (s *server) acceptCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepts
 }
 
 func (s *server) total() int {

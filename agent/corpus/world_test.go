@@ -77,6 +77,72 @@ type world struct {
 
 	mcpMu sync.Mutex
 	mcp   []string // every tool result an agent got, as JSON
+
+	// extra are case placeholders set while the case runs (a witness
+	// listener's port), by "case/side".
+	extraMu sync.Mutex
+	extra   map[string]map[string]string
+	// open is the second tabwarden (uploads allowed), started by the
+	// first case that needs it.
+	openOnce sync.Once
+	open     *twSide
+	openErr  error
+}
+
+// twSide is one tabwarden: a consent engine, a browser under a policy,
+// and the operator who approves origin A only.
+type twSide struct {
+	name string
+	eng  *consent.Engine
+	br   *browser.Browser
+	pol  *policy.Policy
+	op   *operator
+}
+
+func (w *world) mainSide() *twSide {
+	return &twSide{name: "uploads blocked", eng: w.eng, br: w.br, pol: w.pol, op: w.op}
+}
+
+// openSide is a tabwarden whose policy allows A and N, like the corpus
+// world's, with uploads allowed.
+func (w *world) openSide(t *testing.T) *twSide {
+	t.Helper()
+	w.openOnce.Do(func() {
+		raw, _ := json.Marshal(map[string]any{"execution": map[string]any{"browserOrigins": []string{w.A.URL, w.N.URL}}})
+		s := &twSide{name: "uploads allowed"}
+		if s.pol, w.openErr = policy.Parse("corpus-open.json", raw); w.openErr != nil {
+			return
+		}
+		s.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		s.br, w.openErr = browser.Launch(ctx, browser.Options{
+			Headless: true, ProfileDir: filepath.Join(w.dir, "profile-open"), Gate: s.eng, Policy: s.pol, Logger: w.logger,
+		})
+		if w.openErr != nil {
+			s.eng.Close()
+			return
+		}
+		s.op = startOperator(s.eng, w.A.URL)
+		w.open = s
+	})
+	if w.openErr != nil {
+		t.Fatalf("the open tabwarden: %v", w.openErr)
+	}
+	return w.open
+}
+
+func (w *world) setExtra(caseName, side, key, val string) {
+	w.extraMu.Lock()
+	defer w.extraMu.Unlock()
+	if w.extra == nil {
+		w.extra = map[string]map[string]string{}
+	}
+	k := caseName + "/" + side
+	if w.extra[k] == nil {
+		w.extra[k] = map[string]string{}
+	}
+	w.extra[k][key] = val
 }
 
 var (
@@ -94,6 +160,11 @@ func TestMain(m *testing.M) {
 }
 
 func (w *world) close() {
+	if o := w.open; o != nil {
+		o.op.stop()
+		_ = o.br.Close()
+		o.eng.Close()
+	}
 	if w.op != nil {
 		w.op.stop()
 	}
@@ -186,7 +257,7 @@ func (w *world) env(caseName, side string) map[string]string {
 	}
 	tag := caseName + "-" + side
 	ws := func(s *server) string { return "ws" + strings.TrimPrefix(s.URL, "http") + "/w/" + tag + "/ws" }
-	return map[string]string{
+	env := map[string]string{
 		"@A@":      w.A.URL,
 		"@N@":      n.URL,
 		"@P@":      p.URL,
@@ -201,6 +272,12 @@ func (w *world) env(caseName, side string) map[string]string {
 		"@DONE@":   w.A.URL + "/done/" + tag,
 		"@SECRET@": w.secret(caseName),
 	}
+	w.extraMu.Lock()
+	for k, v := range w.extra[caseName+"/"+side] {
+		env[k] = v
+	}
+	w.extraMu.Unlock()
+	return env
 }
 
 var placeholder = regexp.MustCompile(`@[A-Z]+@`)
@@ -326,6 +403,7 @@ type run struct {
 	t    *testing.T
 	ctx  context.Context
 	w    *world
+	side *twSide
 	d    *agent.Dispatcher
 	conv consent.ConversationID
 	tag  string
@@ -334,21 +412,26 @@ type run struct {
 var convSeq atomic.Int64
 
 func (w *world) newRun(t *testing.T, ctx context.Context, name string) *run {
-	r := &run{t: t, ctx: ctx, w: w, conv: consent.ConversationID(fmt.Sprintf("corpus-%d-%s", convSeq.Add(1), name)), tag: name + "-" + sideTW}
-	w.eng.AddConversation(r.conv, name)
-	w.eng.Select(r.conv, "")
-	r.d = agent.NewDispatcher(agent.DispatcherConfig{Engine: w.eng, Browser: w.br, Policy: w.pol, Audit: w.audit})
+	return w.newRunOn(t, ctx, name, w.mainSide())
+}
+
+// newRunOn is newRun on a given tabwarden.
+func (w *world) newRunOn(t *testing.T, ctx context.Context, name string, side *twSide) *run {
+	r := &run{t: t, ctx: ctx, w: w, side: side, conv: consent.ConversationID(fmt.Sprintf("corpus-%d-%s", convSeq.Add(1), name)), tag: name + "-" + sideTW}
+	side.eng.AddConversation(r.conv, name)
+	side.eng.Select(r.conv, "")
+	r.d = agent.NewDispatcher(agent.DispatcherConfig{Engine: side.eng, Browser: side.br, Policy: side.pol, Audit: w.audit})
 	return r
 }
 
 func (r *run) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, tab := range r.w.br.Tabs(r.conv) {
-		_ = r.w.br.CloseTab(ctx, r.conv, tab.ID)
+	for _, tab := range r.side.br.Tabs(r.conv) {
+		_ = r.side.br.CloseTab(ctx, r.conv, tab.ID)
 	}
 	r.d.Close()
-	r.w.eng.RemoveConversation(r.conv)
+	r.side.eng.RemoveConversation(r.conv)
 }
 
 func (r *run) call(tool string, args any) agent.Result {
