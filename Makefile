@@ -2,6 +2,8 @@
 #   make test      system deps (when missing), then go test -race ./...
 #   make demo      system deps, build, ./tabwarden demo
 #   make build     ./tabwarden with version ldflags
+#   make test-wall the policy corpus again with the request hook compiled out
+#                  (tag tabwarden_nohook): the network wall alone must hold
 #   make fuzz      each fuzz target for FUZZTIME (default 30s)
 #   make lint      golangci-lint (pinned, built from the module proxy) with .golangci.yml
 #   make release-check   goreleaser check (slow: builds goreleaser; not part of test)
@@ -15,7 +17,7 @@ FUZZTIME   ?= 30s
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 GOLANGCI   ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-.PHONY: all build test demo deps fuzz lint release-check clean
+.PHONY: all build test test-wall demo deps fuzz lint release-check clean
 
 all: build
 
@@ -28,6 +30,9 @@ build:
 test: deps
 	$(GO) test -race -timeout 15m ./...
 
+test-wall: deps
+	$(GO) test -race -tags tabwarden_nohook -count=1 -run TestCorpus ./agent/corpus/
+
 # The demo runs headed; on a machine without a display use `xvfb-run -a make demo`
 # (or `tabwarden demo --headless`, without signing in by hand).
 demo: deps build
@@ -39,7 +44,7 @@ deps:
 # Bounded by FUZZTIME per target; a failing input lands in
 # PKG/testdata/fuzz/TARGET/ and fails the run (see scripts/fuzz.sh).
 fuzz:
-	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./policy:FuzzParse ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./browser/dom:FuzzSiteText ./browser:FuzzCDPSocket
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./policy:FuzzParse ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./browser/dom:FuzzSiteText ./browser/wall:FuzzWall ./browser:FuzzCDPSocket
 
 # go run builds the pinned version once and caches it; no global install.
 lint:

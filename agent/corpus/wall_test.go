@@ -458,6 +458,31 @@ navigator.credentials.get({identity: {providers: [{configURL: "@WP@/fedcm.json",
   .catch(function () {}).finally(done);
 setTimeout(done, 1500);
 </script>`))
-	add("browser-fetch", "preconnect_P", false, witnessPAccepts, idx(`<link rel=preconnect href="@P@"><script>setTimeout(done, 500);</script>`))
+	// More of WebRTC's transports: STUN and TURN over UDP, TURN over TLS.
+	rtc := func(servers string) map[string]cfile {
+		return idx(`<script>(async function () {
+  var pc = new RTCPeerConnection({iceServers: [` + servers + `]});
+  pc.createDataChannel("x");
+  await pc.setLocalDescription(await pc.createOffer());
+  window.keep = pc;
+  setTimeout(done, 500);
+})().catch(function (e) { fetch("@DONE@/err?" + encodeURIComponent(e)); done(); });</script>`)
+	}
+	add("webrtc", "stun_udp", false, witnessUDP, rtc(`{urls: "stun:127.0.0.1:@UDP@"}`))
+	add("webrtc", "turn_udp", false, witnessUDP, rtc(`{urls: "turn:127.0.0.1:@UDP@?transport=udp", username: "exfil", credential: "secret"}`))
+	add("webrtc", "turns_tcp", false, witnessTCP, rtc(`{urls: "turns:127.0.0.1:@TCP@?transport=tcp", username: "exfil", credential: "secret"}`))
+	add("webtransport", "webtransport_udp", false, witnessUDP, idx(`<script>try { var wt = new WebTransport("https://127.0.0.1:@UDP@/wt"); wt.ready.catch(function () {}); wt.closed.catch(function () {}); } catch (e) {} setTimeout(done, 800);</script>`))
+	add("browser-fetch", "manifest_link", false, witnessPTagged, one("index.html", cfile{Body: `<!doctype html><head><link rel=manifest href="@WP@/m.json">@HELPERS@</head><body><script>setTimeout(done, 800);</script></body>`}))
+	add("browser-fetch", "fetch_later", false, witnessPTagged, idx(`<script>try { fetchLater("@WP@/fl", {activateAfter: 0}); } catch (e) {} setTimeout(function () { location.href = "@C@/next.html"; }, 300);</script>`))
+	add("browser-fetch", "pagehide_beacon", false, witnessPTagged, map[string]cfile{
+		"index.html": page(`<script>addEventListener("pagehide", function () { navigator.sendBeacon("@WP@/ph", "x"); }); setTimeout(function () { location.href = "@C@/next.html"; }, 300);</script>`),
+		"next.html":  page(`<p>next`),
+	})
+	add("browser-fetch", "link_header_preconnect", false, witnessTCP, one("index.html", pageHdr(`<script>setTimeout(done, 500);</script>`, map[string]string{"Link": "<http://127.0.0.1:@TCP@>; rel=preconnect"})))
+	add("browser-fetch", "compression_dictionary", false, witnessPTagged, idx(`<link rel=compression-dictionary href="@WP@/dict"><script>setTimeout(done, 1500);</script>`))
+	add("browser-fetch", "download_link_click", false, witnessPTagged, idx(goLink("@WP@/d.bin", "download"))).click = "link"
+	// A preconnect to a port of its own (a pooled connection to P would
+	// hide it): a TCP connection and no request.
+	add("browser-fetch", "preconnect", false, witnessTCP, idx(`<link rel=preconnect href="http://127.0.0.1:@TCP@"><script>setTimeout(done, 500);</script>`))
 	return cs
 }

@@ -27,7 +27,7 @@ type dest struct {
 	wg      sync.WaitGroup
 }
 
-func newDest(t *testing.T) *dest {
+func newDest(t testing.TB) *dest {
 	t.Helper()
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,7 +82,7 @@ func (d *dest) record(b []byte) {
 
 func (d *dest) addr() string { return d.ln.Addr().String() }
 
-func mustPolicy(t *testing.T, origins []string, uploads bool) *policy.Policy {
+func mustPolicy(t testing.TB, origins []string, uploads bool) *policy.Policy {
 	t.Helper()
 	exec := map[string]any{"blockBrowserUploads": uploads}
 	if origins != nil {
