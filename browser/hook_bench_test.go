@@ -17,15 +17,18 @@ import (
 )
 
 // BenchmarkHookCost measures the request hook against the two floors of
-// issue 12 item 7, from one run, on three Chromiums with the same flags
+// issue 12 item 7, from one run, on four Chromiums with the same flags
 // (navigation already granted, no managed policy):
 //
 //   - off: a plain rod connection, no Fetch domain;
 //   - floor: a plain rod connection with a browser-level Fetch.enable of
 //     the hook's own patterns whose every paused request is continued at
 //     once, with no tabwarden logic — Chromium's bare Fetch floor;
-//   - hook: a Browser (the hook of hook.go) whose gate, like the engine,
-//     says a grant covers the page, so its document is not parked.
+//   - hook: a Browser (the hook of hook.go, and the network wall below
+//     its Chromium, as shipped) whose gate, like the engine, says a grant
+//     covers the page, so its document is not parked;
+//   - nowall: the same Browser with no wall (the hook alone), so the
+//     wall's own share is printed too.
 //
 // Two pages: bench.html of the fixture (200 same-origin images served at
 // once) and slow.html of a local server whose 200 images each take 20 ms
@@ -47,14 +50,16 @@ func BenchmarkHookCost(b *testing.B) {
 	defer cancel()
 
 	hook, hookPage := hookedPage(b, ctx, "hook", nil, true, srv.URL, slow.URL)
+	_, nowallPage := hookedPageNoWall(b, ctx, "nowall", nil, true, srv.URL, slow.URL)
 	pages := map[string]*rod.Page{
-		"hook": hookPage,
+		"hook":   hookPage,
+		"nowall": nowallPage,
 		"off":  bareChromiumPage(b, ctx, "off", nil),
 		// The floor enables exactly what the hook enables.
 		"floor": bareChromiumPage(b, ctx, "floor", hook.hookPatterns().Patterns),
 	}
 	load := func(mode, u string) time.Duration { return timedLoad(b, ctx, pages[mode], u) }
-	modes := []string{"off", "floor", "hook"}
+	modes := []string{"off", "floor", "hook", "nowall"}
 	sites := map[string]string{"fast": srv.URL + "/bench.html", "slow": slow.URL + "/slow.html"}
 	url := func(site, mode, run string) string {
 		return fmt.Sprintf("%s?n=200&run=%s-%s", sites[site], mode, run)
@@ -84,10 +89,13 @@ func BenchmarkHookCost(b *testing.B) {
 	b.ReportMetric(ms("fast-hook")/ms("fast-off"), "fast-hook/off")
 	b.ReportMetric(ms("slow-hook")/ms("slow-off"), "slow-hook/off")
 	b.ReportMetric(ms("slow-hook")/ms("slow-floor"), "slow-hook/floor")
+	b.ReportMetric(ms("fast-hook")/ms("fast-nowall"), "fast-wall/nowall")
+	b.ReportMetric(ms("slow-hook")/ms("slow-nowall"), "slow-wall/nowall")
 	b.ReportMetric(0, "ns/op")
-	b.Logf("%d iterations; medians (ms): fast hook %.1f floor %.1f off %.1f, hook/floor %.3f (target ≤ 1.05); slow hook %.1f off %.1f floor %.1f, hook/off %.3f (target ≤ 1.10)",
-		i, ms("fast-hook"), ms("fast-floor"), ms("fast-off"), ms("fast-hook")/ms("fast-floor"),
-		ms("slow-hook"), ms("slow-off"), ms("slow-floor"), ms("slow-hook")/ms("slow-off"))
+	b.Logf("%d iterations; medians (ms): fast hook+wall %.1f floor %.1f off %.1f hook alone %.1f, hook+wall/floor %.3f (target ≤ 1.05), wall's share %.3f; "+
+		"slow hook+wall %.1f off %.1f floor %.1f hook alone %.1f, hook+wall/off %.3f (target ≤ 1.10), hook+wall/floor %.3f",
+		i, ms("fast-hook"), ms("fast-floor"), ms("fast-off"), ms("fast-nowall"), ms("fast-hook")/ms("fast-floor"), ms("fast-hook")/ms("fast-nowall"),
+		ms("slow-hook"), ms("slow-off"), ms("slow-floor"), ms("slow-nowall"), ms("slow-hook")/ms("slow-off"), ms("slow-hook")/ms("slow-floor"))
 	// Every load fetched all its images: nothing was cached or dropped.
 	if want := 200 * len(modes) * (i + 1); srv.Count("/pixel.gif") < want || int(slow.images.Load()) < want {
 		b.Fatalf("image requests at the servers: fast %d, slow %d, want ≥ %d each", srv.Count("/pixel.gif"), slow.images.Load(), want)

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -56,12 +57,38 @@ func bareChromiumPage(b *testing.B, ctx context.Context, name string, patterns [
 // continued in place rather than parked (see park).
 func hookedPage(b *testing.B, ctx context.Context, name string, pol *policy.Policy, covering bool, origins ...string) (*Browser, *rod.Page) {
 	b.Helper()
+	return hookedPageBy(b, ctx, Launch, name, pol, covering, origins...)
+}
+
+// hookedPageNoWall is hookedPage on a Browser whose Chromium has no wall
+// below it: the hook alone, to tell the wall's own cost.
+func hookedPageNoWall(b *testing.B, ctx context.Context, name string, pol *policy.Policy, covering bool, origins ...string) (*Browser, *rod.Page) {
+	b.Helper()
+	return hookedPageBy(b, ctx, launchNoWall, name, pol, covering, origins...)
+}
+
+// launchNoWall is Launch without the wall (benchmarks only).
+func launchNoWall(ctx context.Context, opts Options) (*Browser, error) {
+	hold, err := startHold()
+	if err != nil {
+		return nil, err
+	}
+	proc, wsURL, err := launchChromium(ctx, &opts, nil, nil)
+	if err != nil {
+		hold.close()
+		return nil, err
+	}
+	return open(ctx, opts, slog.New(slog.DiscardHandler), proc, wsURL, hold)
+}
+
+func hookedPageBy(b *testing.B, ctx context.Context, launch func(context.Context, Options) (*Browser, error), name string, pol *policy.Policy, covering bool, origins ...string) (*Browser, *rod.Page) {
+	b.Helper()
 	fg := newFakeGate()
 	var g Gatekeeper = fg
 	if covering {
 		g = &coveringGate{fg}
 	}
-	br, err := Launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name), Gate: g, Policy: pol})
+	br, err := launch(ctx, Options{Headless: true, ProfileDir: filepath.Join(b.TempDir(), name), Gate: g, Policy: pol, TabLimit: DefaultTabLimit})
 	if err != nil {
 		b.Fatal(err)
 	}

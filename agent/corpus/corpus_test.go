@@ -95,8 +95,13 @@ func TestCorpus(t *testing.T) {
 			sum.add(c.family, live, zero)
 		})
 	}
+	var wall []customCase
 	for _, c := range customCases() {
-		if wallAlone && !c.wall {
+		if c.wall {
+			wall = append(wall, c)
+			continue
+		}
+		if wallAlone {
 			continue
 		}
 		t.Run(c.family+"/"+c.name, func(t *testing.T) {
@@ -104,6 +109,19 @@ func TestCorpus(t *testing.T) {
 			sum.add(c.family, live, zero)
 		})
 	}
+	// The wall families each count on witnesses of their own, so most run
+	// side by side; the group ends when the last has.
+	t.Run("wall", func(t *testing.T) {
+		for _, c := range wall {
+			t.Run(c.family+"/"+c.name, func(t *testing.T) {
+				if c.parallel {
+					t.Parallel()
+				}
+				live, zero := c.run(t, w)
+				sum.add(c.family, live, zero)
+			})
+		}
+	})
 	// Untagged requests count too: nothing at all of tabwarden's reached N
 	// or P over the whole corpus (a favicon, a late speculative fetch).
 	t.Run("no_request_reached_N_or_P", func(t *testing.T) {
@@ -310,4 +328,7 @@ type customCase struct {
 	// wall: a case of managed policy the wall must hold alone (it runs in
 	// the tabwarden_nohook build too).
 	wall bool
+	// parallel: a wall case whose witnesses are its own, run side by side
+	// with the others.
+	parallel bool
 }

@@ -31,6 +31,9 @@ type wallCase struct {
 	family, name string
 	// open runs the tabwarden side on the open world (no upload block).
 	open bool
+	// serial: the witness counts untagged traffic at P (TCP accepts), so
+	// the case runs alone.
+	serial bool
 	// click: as netCase.click.
 	click string
 	files map[string]cfile
@@ -53,7 +56,7 @@ func wallCustomCases() []customCase {
 	var cs []customCase
 	for i := range wallCases {
 		c := &wallCases[i]
-		cs = append(cs, customCase{family: c.family, name: c.name, wall: true, run: func(t *testing.T, w *world) (bool, bool) {
+		cs = append(cs, customCase{family: c.family, name: c.name, wall: true, parallel: !c.serial, run: func(t *testing.T, w *world) (bool, bool) {
 			return runWallCase(t, w, c)
 		}})
 	}
@@ -150,16 +153,6 @@ func witnessPConnect(w *world, c *wallCase, side string) counter {
 	return &hitCounter{s: s, withAccepts: true, accepts: s.acceptCount(), match: func(h hit) bool {
 		return h.Tag == tag || strings.HasPrefix(h.Path, "/.well-known/") && h.At.After(since)
 	}}
-}
-
-// witnessPAccepts: TCP connections P accepts from this side while the case
-// runs, and nothing else (a preconnect sends no request).
-func witnessPAccepts(w *world, c *wallCase, side string) counter {
-	s := w.P
-	if side == sideBare {
-		s = w.P0
-	}
-	return &hitCounter{s: s, withAccepts: true, accepts: s.acceptCount(), match: func(hit) bool { return false }}
 }
 
 // hitCounter counts a corpus server's hits that match and, withAccepts,
@@ -445,10 +438,11 @@ func buildWallCases() []wallCase {
 			"sw.js": swPlain,
 		}
 	}
-	add("browser-fetch", "background_fetch_get_P", false, witnessPTagged, bgFetch(`"@WP@/bf.txt"`))
-	add("browser-fetch", "background_fetch_get_P_uploads_allowed", true, witnessPTagged, bgFetch(`"@WP@/bf.txt"`))
-	add("browser-fetch", "background_fetch_post_P", false, witnessPTagged, bgFetch(`new Request("@WP@/bf", {method: "POST", body: "uploaded data"})`))
-	add("browser-fetch", "background_fetch_post_A", false, witnessUploadA, bgFetch(`new Request("@WA@/bf", {method: "POST", body: "uploaded data"})`))
+	// Chromium runs one Background Fetch at a time: these run alone.
+	add("browser-fetch", "background_fetch_get_P", false, witnessPTagged, bgFetch(`"@WP@/bf.txt"`)).serial = true
+	add("browser-fetch", "background_fetch_get_P_uploads_allowed", true, witnessPTagged, bgFetch(`"@WP@/bf.txt"`)).serial = true
+	add("browser-fetch", "background_fetch_post_P", false, witnessPTagged, bgFetch(`new Request("@WP@/bf", {method: "POST", body: "uploaded data"})`)).serial = true
+	add("browser-fetch", "background_fetch_post_A", false, witnessUploadA, bgFetch(`new Request("@WA@/bf", {method: "POST", body: "uploaded data"})`)).serial = true
 	add("browser-fetch", "payment_method_manifest_P", false, witnessPTagged, idx(`<script>
 var r = new PaymentRequest([{supportedMethods: "@WP@/pay"}], {total: {label: "t", amount: {currency: "USD", value: "1.00"}}});
 r.canMakePayment().catch(function () {}).finally(function () { setTimeout(done, 500); });
@@ -457,7 +451,7 @@ r.canMakePayment().catch(function () {}).finally(function () { setTimeout(done, 
 navigator.credentials.get({identity: {providers: [{configURL: "@WP@/fedcm.json", clientId: "corpus"}]}})
   .catch(function () {}).finally(done);
 setTimeout(done, 1500);
-</script>`))
+</script>`)).serial = true
 	// More of WebRTC's transports: STUN and TURN over UDP, TURN over TLS.
 	rtc := func(servers string) map[string]cfile {
 		return idx(`<script>(async function () {
