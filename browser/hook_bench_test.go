@@ -54,7 +54,7 @@ func BenchmarkHookCost(b *testing.B) {
 	pages := map[string]*rod.Page{
 		"hook":   hookPage,
 		"nowall": nowallPage,
-		"off":  bareChromiumPage(b, ctx, "off", nil),
+		"off":    bareChromiumPage(b, ctx, "off", nil),
 		// The floor enables exactly what the hook enables.
 		"floor": bareChromiumPage(b, ctx, "floor", hook.hookPatterns().Patterns),
 	}
