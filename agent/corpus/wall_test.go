@@ -422,12 +422,14 @@ func buildWallCases() []wallCase {
 			"sw.js":      swMaking("made.js", "text/javascript", wsTo(url)+` s.onerror = function () { postMessage(1); }; setTimeout(function () { postMessage(1); }, 300);`),
 		}
 	}
-	add("sw-made", "sw_document_websocket_P", false, witnessPTagged, swDoc("@WSP@"))
-	add("sw-made", "sw_document_websocket_P_uploads_allowed", true, witnessPTagged, swDoc("@WSP@"))
-	add("sw-made", "sw_document_websocket_send_A", false, witnessUploadA, swDoc("@WSA@"))
-	add("sw-made", "sw_worker_websocket_P", false, witnessPTagged, swWorker("@WSP@"))
-	add("sw-made", "sw_worker_websocket_P_uploads_allowed", true, witnessPTagged, swWorker("@WSP@"))
-	add("sw-made", "sw_worker_websocket_send_A", false, witnessUploadA, swWorker("@WSA@"))
+	// Run alone: one of these once stayed silent in bare Chromium for its
+	// 20 s while the parallel cases ran beside it.
+	add("sw-made", "sw_document_websocket_P", false, witnessPTagged, swDoc("@WSP@")).serial = true
+	add("sw-made", "sw_document_websocket_P_uploads_allowed", true, witnessPTagged, swDoc("@WSP@")).serial = true
+	add("sw-made", "sw_document_websocket_send_A", false, witnessUploadA, swDoc("@WSA@")).serial = true
+	add("sw-made", "sw_worker_websocket_P", false, witnessPTagged, swWorker("@WSP@")).serial = true
+	add("sw-made", "sw_worker_websocket_P_uploads_allowed", true, witnessPTagged, swWorker("@WSP@")).serial = true
+	add("sw-made", "sw_worker_websocket_send_A", false, witnessUploadA, swWorker("@WSA@")).serial = true
 
 	// The browser process's own fetchers.
 	bgFetch := func(req string) map[string]cfile {
