@@ -31,7 +31,7 @@ test: deps
 	$(GO) test -race -timeout 15m ./...
 
 test-wall: deps
-	$(GO) test -race -tags tabwarden_nohook -count=1 -run TestCorpus ./agent/corpus/
+	$(GO) test -race -tags tabwarden_nohook -count=1 -timeout 15m -run '^TestCorpus$$' ./agent/corpus/
 
 # The demo runs headed; on a machine without a display use `xvfb-run -a make demo`
 # (or `tabwarden demo --headless`, without signing in by hand).
