@@ -2,6 +2,7 @@ package wall
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"testing"
@@ -33,7 +34,7 @@ func FuzzWall(f *testing.F) {
 	dest := []byte(d.addr())
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		raw = bytes.ReplaceAll(raw, []byte("DEST"), dest)
-		c, err := net.Dial("tcp", w.Addr())
+		c, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", w.Addr())
 		if err != nil {
 			t.Fatal(err)
 		}
