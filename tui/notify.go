@@ -75,7 +75,6 @@ func detectDesktop(env tea.EnvMsg) desktopProto {
 // notifyState is a screen's memory of what it has called the operator for.
 type notifyState struct {
 	known   map[string]bool // review ids already seen on this screen
-	primed  bool
 	desktop desktopProto
 	last    time.Time
 }
