@@ -3,8 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
-	"time"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
@@ -74,10 +74,6 @@ func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a Op
 	}), tab
 }
 
-// releaseTimeout bounds closing the tab of a failed open; the op's own
-// context may already be done (take-over, cancel, deadline).
-const releaseTimeout = 10 * time.Second
-
 // releaseTab answers a browser_open that failed in the tab it made. The
 // tab is closed, so a denied or failed open leaves nothing behind (it
 // would count against tab_limit and hold a renderer). Only when the
@@ -88,7 +84,9 @@ func (d *Dispatcher) releaseTab(ctx context.Context, conv consent.ConversationID
 	if errors.As(cause, &ce) && (ce.Dispatched || ce.MayHaveChangedState) {
 		return fail(cause)
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	// The op's own context may already be done (take-over, cancel,
+	// deadline): the close gets its own deadline.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cdpedge.Release)
 	defer cancel()
 	if err := d.browser.CloseTab(cctx, conv, tab); err != nil && errcode.Of(err) != errcode.TabClosed {
 		d.engine.Note(conv, "could not close the tab of a failed open ("+string(tab)+"): "+string(errcode.Of(err)), true)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -372,16 +373,21 @@ func (d *Dispatcher) webUseCall(ctx context.Context, conv consent.ConversationID
 	if !res.IsError || res.Object["dispatched"] == true || res.Object["mayHaveChangedState"] == true {
 		return res, tab
 	}
-	// tab_closed counts only for a session's page that vanished under
-	// the call; a spent token's tab_closed is its state, from memory.
-	if c := res.Code(); c != string(errcode.BrowserOperationFailed) && (c != string(errcode.TabClosed) || a.WebSessionID == "") {
+	// browser_unavailable says Chromium went down under the call (it may
+	// be back already: the relaunch can end before this answer is read),
+	// so it always takes the crash's answer below. tab_closed counts only
+	// for a session's page that vanished under the call; a spent token's
+	// tab_closed is its state, from memory.
+	c := res.Code()
+	crashed := c == string(errcode.BrowserUnavailable)
+	if !crashed && c != string(errcode.BrowserOperationFailed) && (c != string(errcode.TabClosed) || a.WebSessionID == "") {
 		return res, tab
 	}
 	// A tab that closed (not with Chromium) says so on its handle at once.
-	if a.WebSessionID != "" && d.web.endOf(a.WebSessionID) == browser.EndTabClosed {
+	if !crashed && a.WebSessionID != "" && d.web.endOf(a.WebSessionID) == browser.EndTabClosed {
 		return res, tab
 	}
-	if !d.browserWentDown(ctx) {
+	if !crashed && !d.browserWentDown(ctx) {
 		if _, err := d.web.session(conv, a.WebSessionID); a.WebSessionID != "" && isCrashLost(err) {
 			return d.recoverable(err), tab
 		}

@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -201,4 +203,32 @@ func waitReturnOrApprove(t *testing.T, e *e2e, p *pending, kind consent.ReviewKi
 		}
 	}
 	return true
+}
+
+// relaunchedBrowser is a Chromium that went down under a call and is back
+// by the time the call's failure is read: the call itself failed
+// browser_unavailable, but Available already says nil.
+type relaunchedBrowser struct{ goneBrowser }
+
+func (relaunchedBrowser) NewTab(context.Context, consent.ConversationID, bool) (consent.TabID, error) {
+	return "", errcode.Errorf(errcode.BrowserUnavailable, errcode.NextListTabs, "Chromium stopped; it is being restarted")
+}
+
+// TestWebUseBrowserUnavailableSaysWhatToRetry: a web_use command that met a
+// Chromium crash answers browser_unavailable with retry_command list_pages
+// even when the relaunch ended before the answer was made (the race: open
+// passed its wait for the browser, Chromium died under NewTab, and the
+// answer went out without a retry_command).
+func TestWebUseBrowserUnavailableSaysWhatToRetry(t *testing.T) {
+	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
+	const conv consent.ConversationID = "crash-race"
+	eng.AddConversation(conv, "crash-race")
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: relaunchedBrowser{}})
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := d.Call(ctx, conv, agent.WebUse.Tools[0].Name, json.RawMessage(`{"command":"open","arguments":{"url":"http://127.0.0.1:1/"}}`))
+	if res.Code() != string(errcode.BrowserUnavailable) || res.Object["retry_command"] != "list_pages" || res.Object["dispatched"] != false {
+		t.Fatalf("open across a crash = %s, want browser_unavailable, not dispatched, with retry_command list_pages", res.JSON())
+	}
 }

@@ -13,21 +13,11 @@ import (
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/browser/wall"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/policy"
 	"github.com/tabwarden/tabwarden/webmcp"
-)
-
-// Deadlines for CDP calls. Chromium answers these in milliseconds; the
-// bounds only keep a wedged browser from wedging the console.
-const (
-	launchTimeout = 30 * time.Second
-	callTimeout   = 10 * time.Second
-	closeGrace    = 3 * time.Second
-	// loadWait bounds how long Navigate waits for a committed page's load
-	// event before returning anyway.
-	loadWait = 15 * time.Second
 )
 
 // DefaultTabLimit is how many live tabs one conversation may own (ref).
@@ -158,7 +148,7 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	if opts.BrowserURL != "" {
 		return attach(ctx, opts, log)
 	}
-	ctx, cancelLaunch := context.WithTimeout(ctx, launchTimeout)
+	ctx, cancelLaunch := context.WithTimeout(ctx, cdpedge.Launch)
 	defer cancelLaunch()
 	// The hold exists before Chromium does: the wall lets Chromium reach
 	// it, and nothing else of ours.
@@ -295,7 +285,7 @@ func (b *Browser) connect(ctx context.Context, wsURL string, proc *process) (*co
 	}
 	// The launch deadline counts from the handshake: a fleet engine may
 	// have queued it for minutes.
-	ctx, cancel := context.WithTimeout(ctx, launchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cdpedge.Launch)
 	defer cancel()
 	client := cdp.New().Start(ws)
 	c := &conn{ws: ws, proc: proc, gone: make(chan struct{})}
@@ -422,12 +412,12 @@ func (b *Browser) spawn(f func()) {
 	}()
 }
 
-// call bounds one CDP call by callTimeout and the Browser's lifetime.
+// call bounds one CDP call by cdpedge.Call and the Browser's lifetime.
 func (b *Browser) call(parent context.Context) (context.Context, context.CancelFunc) {
 	if parent == nil {
 		parent = b.ctx
 	}
-	ctx, cancel := context.WithTimeout(parent, callTimeout)
+	ctx, cancel := context.WithTimeout(parent, cdpedge.Call)
 	stop := context.AfterFunc(b.ctx, cancel)
 	return ctx, func() { stop(); cancel() }
 }
@@ -533,7 +523,7 @@ func (b *Browser) Close() error {
 	}
 	b.cancel()
 	b.hold.close()
-	c.teardown(closeGrace)
+	c.teardown(cdpedge.Close)
 	b.releaseAll()
 	b.wg.Wait()
 	b.mu.Lock()

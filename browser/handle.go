@@ -5,19 +5,16 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/tabwarden/tabwarden/webmcp"
 )
-
-// siteAttachTimeout bounds attaching a tab's site tools.
-const siteAttachTimeout = 10 * time.Second
 
 // Handle is one task tab as an agent uses it: the tab-level verbs
 // (observe, prepare and dispatch an act or an upload, verify, the
@@ -239,7 +236,7 @@ func (h *Handle) Viewport(ctx context.Context) (Viewport, error) {
 	if err := h.live(); err != nil {
 		return Viewport{}, err
 	}
-	c, cancel := context.WithTimeout(ctx, callTimeout)
+	c, cancel := context.WithTimeout(ctx, cdpedge.Call)
 	defer cancel()
 	m, err := proto.PageGetLayoutMetrics{}.Call(h.page.Context(c))
 	if err != nil {
@@ -267,7 +264,7 @@ func (h *Handle) AttachSiteTools(ctx context.Context) error {
 	if err := h.live(); err != nil || done {
 		return err
 	}
-	actx, cancel := context.WithTimeout(ctx, siteAttachTimeout)
+	actx, cancel := context.WithTimeout(ctx, cdpedge.SiteAttach)
 	defer cancel()
 	site, err := webmcp.Attach(actx, h.page.Context(h.life), h.b.opts.SiteToolMode)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
@@ -112,12 +113,12 @@ func (b *Browser) navEnded(t *tab) error {
 	return nil
 }
 
-// waitNewDocument waits, at most loadWait, until a document other than
+// waitNewDocument waits, at most cdpedge.Load, until a document other than
 // before has loaded in t, or the hook refused the navigation, or the tab
 // closed. History calls return before the navigation even starts, so
 // unlike Navigate there is no loader id to wait for.
 func (b *Browser) waitNewDocument(ctx context.Context, t *tab, before proto.NetworkLoaderID) error {
-	limit := time.NewTimer(loadWait)
+	limit := time.NewTimer(cdpedge.Load)
 	defer limit.Stop()
 	for {
 		b.reg.mu.Lock()

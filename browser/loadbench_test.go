@@ -11,6 +11,7 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -29,7 +30,7 @@ func bareChromiumPage(b *testing.B, ctx context.Context, name string, patterns [
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { proc.stop(closeGrace) })
+	b.Cleanup(func() { proc.stop(cdpedge.Close) })
 	// The same page setup as a Browser's: no emulated device.
 	r := rod.New().Context(ctx).ControlURL(wsURL).NoDefaultDevice()
 	if err := r.Connect(); err != nil {

@@ -10,14 +10,15 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
 // waitLoad waits for the load event of loader's document, at most
-// loadWait: a page that never finishes loading is still a committed page.
+// cdpedge.Load: a page that never finishes loading is still a committed page.
 func (b *Browser) waitLoad(ctx context.Context, t *tab, loader proto.NetworkLoaderID) {
-	limit := time.NewTimer(loadWait)
+	limit := time.NewTimer(cdpedge.Load)
 	defer limit.Stop()
 	b.reg.mu.Lock()
 	navs := t.navs
@@ -57,11 +58,14 @@ func (c client) GetContext() context.Context { return c.ctx }
 
 func (c client) GetSessionID() proto.TargetSessionID { return c.sid }
 
+// opFailed is the error of a CDP call of the browser's own that failed:
+// browser_unavailable while Chromium is gone, else the call's own code
+// (cdpedge.Failed; the error itself says whether its context ended).
 func (b *Browser) opFailed(what string, err error) error {
 	if e := b.alive(); e != nil {
 		return e
 	}
-	return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "%s: %v", what, err)
+	return cdpedge.Failed(context.Background(), what, err)
 }
 
 // Navigate loads rawURL in tab. The request hook asks navigation consent

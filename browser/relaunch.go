@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -111,7 +112,7 @@ func (b *Browser) lost(c *conn) {
 func (b *Browser) relaunch() {
 	b.showStatus(StatusRelaunching)
 	b.conn().teardown(0) // lost did this already unless the loop is still draining
-	ctx, cancel := context.WithTimeout(b.ctx, launchTimeout)
+	ctx, cancel := context.WithTimeout(b.ctx, cdpedge.Launch)
 	defer cancel()
 
 	c, err := b.launchAgain(ctx)

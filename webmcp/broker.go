@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -60,7 +61,7 @@ type handle struct {
 // NewBroker returns an empty Broker.
 func NewBroker(opts Options) *Broker {
 	if opts.ExecTimeout <= 0 {
-		opts.ExecTimeout = 60 * time.Second
+		opts.ExecTimeout = cdpedge.SiteExec
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 4
@@ -174,7 +175,7 @@ func (b *Broker) List(ctx context.Context, conv consent.ConversationID, tab cons
 	}
 	l, err := t.site.list(ctx)
 	if err != nil {
-		return nil, opError("list site tools", err)
+		return nil, cdpedge.Silent(ctx, "list site tools", err)
 	}
 	tools, rejected := SanitizeAll(l.descs)
 	out := &Listing{Tools: []ListedTool{}, RejectedTools: append(l.broken, rejected...), Support: Support{Mode: t.site.Mode()}}
@@ -275,7 +276,7 @@ func (c *Call) ToolCall() *consent.ToolCall {
 // Fresh re-checks the handle (for consent's Recheck after approval): the
 // tab, document revision, frame and descriptor must be unchanged.
 func (c *Call) Fresh() error {
-	ctx, cancel := context.WithTimeout(context.Background(), cdpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cdpedge.Call)
 	defer cancel()
 	return c.fresh(ctx)
 }
@@ -375,35 +376,23 @@ func (c *Call) Invoke(ctx context.Context) (json.RawMessage, error) {
 	return CheckResult(raw)
 }
 
+// invokeError is the error of an invocation that failed once it was sent
+// to the page: the tool may have run, so every answer is dispatched. The
+// browser's own words stay out: they may carry the site's.
 func invokeError(ctx context.Context, err error) error {
-	dispatched := func(code errcode.Code, msg string) error {
-		return &errcode.Error{Code: code, Message: msg, Dispatched: true, MayHaveChangedState: true}
+	switch {
+	case errors.Is(context.Cause(ctx), errExecTimeout):
+		err = errcode.Errorf(errcode.ExecutionTimeout, errcode.NextNone, "the site tool did not finish in time and was cancelled in the page")
+	case ctx.Err() == nil && errors.Is(err, errToolFailed):
+		err = errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "the site tool reported an error")
+	default:
+		err = cdpedge.Silent(ctx, "the site-tool call", err)
 	}
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errExecTimeout):
-		return dispatched(errcode.ExecutionTimeout, "the site tool did not finish in time and was cancelled in the page")
-	case cause != nil && errors.Is(cause, context.DeadlineExceeded):
-		return dispatched(errcode.Timeout, "the operation ran out of time; the site tool was cancelled in the page")
-	case cause != nil:
-		return dispatched(errcode.Canceled, "the site-tool call was cancelled in the page")
-	case errors.Is(err, context.Canceled):
-		return dispatched(errcode.Canceled, "the page cancelled the site-tool call")
-	case errors.Is(err, errToolFailed):
-		return dispatched(errcode.BrowserOperationFailed, "the site tool reported an error")
-	}
-	return dispatched(errcode.BrowserOperationFailed, "the site-tool call failed in the browser")
+	return cdpedge.Dispatched(err)
 }
 
 // Disclosure is the review detail for the "Share result" gate.
 func (c *Call) Disclosure(result json.RawMessage) *consent.Disclosure {
 	size, sum := audit.Digest(result)
 	return &consent.Disclosure{ToolName: c.Tool.Name, Result: string(result), Size: int(size), SHA256: sum}
-}
-
-func opError(what string, err error) error {
-	var ce *errcode.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	return &errcode.Error{Code: errcode.BrowserOperationFailed, Message: what + ": the browser did not answer"}
 }

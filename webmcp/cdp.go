@@ -3,7 +3,6 @@ package webmcp
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
@@ -27,9 +26,6 @@ type caller interface {
 	Call(ctx context.Context, sessionID, method string, params any) ([]byte, error)
 	GetSessionID() proto.TargetSessionID
 }
-
-// cdpTimeout bounds every CDP call that is not an invocation wait.
-const cdpTimeout = 5 * time.Second
 
 // session is a proto.Client bound to one page session and one deadline, so
 // rod's generated types and ours are called the same way.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -196,9 +198,9 @@ func (s *Site) Close() {
 }
 
 // sess is one CDP call's session: sid's ("" for the page's own), bounded
-// by cdpTimeout under ctx.
+// by cdpedge.Call under ctx.
 func (s *Site) sess(ctx context.Context, sid proto.TargetSessionID) (session, context.CancelFunc) {
-	c, cancel := context.WithTimeout(ctx, cdpTimeout)
+	c, cancel := context.WithTimeout(ctx, cdpedge.Call)
 	return session{p: s.p, ctx: c, sid: sid}, cancel
 }
 

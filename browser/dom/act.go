@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -217,7 +219,7 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 			CrossOrigin  bool   `json:"crossOrigin"`
 		}
 		if err := t.runJSON(ctx, &d, "target", a.Ref); err != nil {
-			return nil, opErr(ctx, "prepare", err)
+			return nil, cdpedge.Failed(ctx, "prepare", err)
 		}
 		if err := d.toError(a.Ref); err != nil {
 			return nil, err
@@ -234,7 +236,7 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 		case a.Type == "select":
 			var s jsErr
 			if err := t.runJSON(ctx, &s, "select", a.Ref, a.Value, a.Label, true); err != nil {
-				return nil, opErr(ctx, "prepare", err)
+				return nil, cdpedge.Failed(ctx, "prepare", err)
 			}
 			if err := s.toError(a.Ref); err != nil {
 				return nil, err
@@ -260,7 +262,7 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	case a.Type == "key":
 		brief = &Target{}
 		if err := t.runJSON(ctx, brief, "focused"); err != nil {
-			return nil, opErr(ctx, "prepare", err)
+			return nil, cdpedge.Failed(ctx, "prepare", err)
 		}
 		if brief.Sensitive {
 			return nil, jsErr{Err: "sign_in_required"}.toError("")
@@ -268,7 +270,7 @@ func (t *Tab) Prepare(ctx context.Context, obsID string, a Action) (*Prepared, e
 	case a.Type == "click" && p.Point != nil:
 		brief = &Target{}
 		if err := t.runJSON(ctx, brief, "at", p.Point[0], p.Point[1]); err != nil {
-			return nil, opErr(ctx, "prepare", err)
+			return nil, cdpedge.Failed(ctx, "prepare", err)
 		}
 	}
 	if brief != nil && brief.Ref != "" {
@@ -332,11 +334,11 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		x, y = p.Point[0], p.Point[1]
 		now, err := t.shoot(ctx, p.obs.clip)
 		if err != nil {
-			return opErr(ctx, "click", err)
+			return cdpedge.Failed(ctx, "click", err)
 		}
 		same, err := samePixels(p.obs.image, now, x, y)
 		if err != nil {
-			return opErr(ctx, "click", err)
+			return cdpedge.Failed(ctx, "click", err)
 		}
 		if !same {
 			return errcode.Errorf(errcode.PageChanged, errcode.NextObserve, "the page looks different from the observation's image; observe again")
@@ -348,7 +350,7 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 			Y float64 `json:"y"`
 		}
 		if err := t.runJSON(ctx, &r, "point", p.Action.Ref); err != nil {
-			return opErr(ctx, "click", err)
+			return cdpedge.Failed(ctx, "click", err)
 		}
 		if err := r.toError(p.Action.Ref); err != nil {
 			return err
@@ -360,7 +362,7 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 	defer cancel()
 	one, zero := 1, 0
 	if err := t.hover(ctx, x, y); err != nil {
-		return afterDispatch(ctx, "click", err)
+		return cdpedge.AfterInput(ctx, "click", err)
 	}
 	// The cursor shows from the press until cursorShown after the release,
 	// so the operator sees the click land. It is drawn alongside the input,
@@ -376,7 +378,7 @@ func (t *Tab) click(ctx context.Context, p *Prepared) error {
 		{Type: proto.InputDispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: proto.InputMouseButtonLeft, Buttons: &zero, ClickCount: 1},
 	} {
 		if err := ev.Call(pg); err != nil {
-			return afterDispatch(ctx, "click", err)
+			return cdpedge.AfterInput(ctx, "click", err)
 		}
 	}
 	return nil
@@ -412,7 +414,7 @@ func (t *Tab) fill(ctx context.Context, a Action) error {
 		SelectAll bool `json:"selectAll"`
 	}
 	if err := t.runJSON(ctx, &r, "prepFill", a.Ref); err != nil {
-		return opErr(ctx, "fill", err)
+		return cdpedge.Failed(ctx, "fill", err)
 	}
 	if err := r.toError(a.Ref); err != nil {
 		return err
@@ -429,20 +431,20 @@ func (t *Tab) fill(ctx context.Context, a Action) error {
 				ev.Commands = []string{"selectAll"}
 			}
 			if err := ev.Call(pg); err != nil {
-				return afterDispatch(ctx, "fill", err)
+				return cdpedge.AfterInput(ctx, "fill", err)
 			}
 		}
 	}
 	if a.Text == "" {
 		for _, typ := range []proto.InputDispatchKeyEventType{proto.InputDispatchKeyEventTypeRawKeyDown, proto.InputDispatchKeyEventTypeKeyUp} {
 			if err := (proto.InputDispatchKeyEvent{Type: typ, Key: "Delete", Code: "Delete", WindowsVirtualKeyCode: 46}).Call(pg); err != nil {
-				return afterDispatch(ctx, "fill", err)
+				return cdpedge.AfterInput(ctx, "fill", err)
 			}
 		}
 		return nil
 	}
 	if err := (proto.InputInsertText{Text: a.Text}).Call(pg); err != nil {
-		return afterDispatch(ctx, "fill", err)
+		return cdpedge.AfterInput(ctx, "fill", err)
 	}
 	return nil
 }
@@ -452,7 +454,7 @@ func (t *Tab) choose(ctx context.Context, a Action) error {
 	t.inputStarts()
 	if err := t.runJSON(ctx, &r, "select", a.Ref, a.Value, a.Label, false); err != nil {
 		// The option may have been set before the call failed.
-		return afterDispatch(ctx, "select", err)
+		return cdpedge.AfterInput(ctx, "select", err)
 	}
 	return r.toError(a.Ref)
 }
@@ -460,7 +462,7 @@ func (t *Tab) choose(ctx context.Context, a Action) error {
 func (t *Tab) key(ctx context.Context, a Action) error {
 	sens, err := t.focusSensitive(ctx)
 	if err != nil {
-		return opErr(ctx, "key", err)
+		return cdpedge.Failed(ctx, "key", err)
 	}
 	if sens {
 		return jsErr{Err: "sign_in_required"}.toError("")
@@ -476,7 +478,7 @@ func (t *Tab) key(ctx context.Context, a Action) error {
 	up := proto.InputDispatchKeyEvent{Type: proto.InputDispatchKeyEventTypeKeyUp, Key: k.key, Code: k.code, WindowsVirtualKeyCode: k.vk}
 	for _, ev := range []proto.InputDispatchKeyEvent{down, up} {
 		if err := ev.Call(pg); err != nil {
-			return afterDispatch(ctx, "key", err)
+			return cdpedge.AfterInput(ctx, "key", err)
 		}
 	}
 	return nil
@@ -488,7 +490,7 @@ func (t *Tab) wheel(ctx context.Context, p *Prepared) error {
 	defer cancel()
 	ev := proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseWheel, X: p.Point[0], Y: p.Point[1], DeltaY: p.Action.DeltaY}
 	if err := ev.Call(pg); err != nil {
-		return afterDispatch(ctx, "scroll", err)
+		return cdpedge.AfterInput(ctx, "scroll", err)
 	}
 	return nil
 }

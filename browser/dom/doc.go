@@ -35,7 +35,7 @@
 //   - Once input may have reached the page, every failure reports
 //     Dispatched and MayHaveChangedState; nothing is ever retried.
 //   - Every CDP call runs under a deadline (the caller's, capped at
-//     callTimeout). No rod Must* helper is used.
+//     cdpedge.Call). No rod Must* helper is used.
 //   - The page text leaves out lines made only of element names and select
 //     option labels (the element list carries them); the header counts
 //     them. Verify's text assertions read the whole text.

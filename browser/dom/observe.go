@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -55,7 +56,7 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 	}
 	o, sensitive, err := t.snapshot(ctx)
 	if err != nil {
-		return nil, opErr(ctx, "observe", err)
+		return nil, cdpedge.Failed(ctx, "observe", err)
 	}
 	var img []byte
 	if req.IncludeImage {
@@ -65,7 +66,7 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 		}
 		img, o.clip, err = t.capture(ctx, o.state.DPR)
 		if err != nil {
-			return nil, opErr(ctx, "observe image", err)
+			return nil, cdpedge.Failed(ctx, "observe image", err)
 		}
 		o.image = img
 	}
@@ -117,7 +118,7 @@ func (t *Tab) checkFresh(ctx context.Context, o *observation) error {
 	}
 	s, err := t.state(ctx)
 	if err != nil {
-		return opErr(ctx, "check observation", err)
+		return cdpedge.Failed(ctx, "check observation", err)
 	}
 	if why := o.state.changed(s); why != "" {
 		return stale(why)

@@ -14,7 +14,8 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
-	"github.com/tabwarden/tabwarden/consent/errcode"
+
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 )
 
 //go:embed world.js
@@ -24,9 +25,6 @@ const (
 	// worldName names our isolated world; Chromium keeps one world per
 	// name per document, so its global (and the ref map) persists across calls.
 	worldName = "tabwarden"
-	// callTimeout caps each CDP call when the caller's context has no
-	// earlier deadline.
-	callTimeout = 10 * time.Second
 	// DefaultLifetime is how long an observation stays usable (design.md §6 ref).
 	DefaultLifetime = 15 * time.Second
 	// keepObservations bounds the history kept for since diffs and cursors.
@@ -100,9 +98,9 @@ func (t *Tab) Invalidate() {
 	}
 }
 
-// call returns the page bound to ctx, capped at callTimeout.
+// call returns the page bound to ctx, capped at cdpedge.Call.
 func (t *Tab) call(ctx context.Context) (*rod.Page, context.CancelFunc) {
-	c, cancel := context.WithTimeout(ctx, callTimeout)
+	c, cancel := context.WithTimeout(ctx, cdpedge.Call)
 	return t.page.Context(c), cancel
 }
 
@@ -146,15 +144,6 @@ func (t *Tab) dropWorld(id proto.RuntimeExecutionContextID) {
 	t.mu.Unlock()
 }
 
-func contextGone(err error) bool {
-	if err == nil {
-		return false
-	}
-	s := err.Error()
-	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "Execution context was destroyed") ||
-		strings.Contains(s, "Cannot find default execution context")
-}
-
 // run evaluates fn(args...) on the isolated world's __tw object and returns
 // the string it returns. It installs the world script on a fresh document,
 // and recreates the world once when the document changed under it.
@@ -191,7 +180,7 @@ func (t *Tab) run(ctx context.Context, fn string, args ...any) (string, error) {
 			src = worldJS + "\n;" + expr
 		}
 		v, undef, err := t.eval(ctx, id, src)
-		if contextGone(err) && attempt < 2 {
+		if cdpedge.Gone(err) && attempt < 2 {
 			t.dropWorld(id)
 			continue
 		}
@@ -273,36 +262,6 @@ func (base pageState) changed(s pageState) string {
 		return "the page changed"
 	}
 	return ""
-}
-
-// opErr maps a failure before any input reached the page onto a design.md §5 code.
-func opErr(ctx context.Context, what string, err error) error {
-	var ce *errcode.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
-		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "%s: canceled", what)
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return errcode.Errorf(errcode.Timeout, errcode.NextObserve, "%s: timed out", what)
-	case contextGone(err):
-		return errcode.Errorf(errcode.StaleObservation, errcode.NextObserve, "%s: the page navigated", what)
-	}
-	return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextObserve, "%s: %v", what, err)
-}
-
-// afterDispatch maps a failure once input may have reached the page: the
-// outcome is unknown, so the agent must observe before anything else.
-func afterDispatch(ctx context.Context, what string, err error) error {
-	e := opErr(ctx, what, err).(*errcode.Error)
-	if e.Code == errcode.StaleObservation {
-		e.Code = errcode.BrowserOperationFailed
-	}
-	e.Dispatched = true
-	e.MayHaveChangedState = true
-	e.Next = errcode.NextObserveBeforeRetry
-	return e
 }
 
 func newID(seq int) string {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -50,7 +52,7 @@ func (t *Tab) fileTarget(ctx context.Context, ref string) (Target, error) {
 		Type     string `json:"type"`
 	}
 	if err := t.runJSON(ctx, &d, "target", ref); err != nil {
-		return Target{}, opErr(ctx, "prepare upload", err)
+		return Target{}, cdpedge.Failed(ctx, "prepare upload", err)
 	}
 	if err := d.toError(ref); err != nil {
 		return Target{}, err
@@ -94,7 +96,7 @@ func (p *PreparedUpload) SetFile(ctx context.Context, path string, wantSize int6
 	defer func() { _ = proto.RuntimeReleaseObject{ObjectID: obj}.Call(pg) }()
 	t.inputStarts()
 	if err := (proto.DOMSetFileInputFiles{Files: []string{path}, ObjectID: obj}).Call(pg); err != nil {
-		return Receipt{}, afterDispatch(ctx, "upload", err)
+		return Receipt{}, cdpedge.AfterInput(ctx, "upload", err)
 	}
 	res, err := proto.RuntimeCallFunctionOn{
 		ObjectID: obj, FunctionDeclaration: inMemoryCopy, AwaitPromise: true, ReturnByValue: true,
@@ -103,13 +105,13 @@ func (p *PreparedUpload) SetFile(ctx context.Context, path string, wantSize int6
 		err = fmt.Errorf("%s", res.ExceptionDetails.Text)
 	}
 	if err != nil {
-		return Receipt{}, afterDispatch(ctx, "upload copy", err)
+		return Receipt{}, cdpedge.AfterInput(ctx, "upload copy", err)
 	}
 	var got struct {
 		Size int64 `json:"size"`
 	}
 	if jerr := json.Unmarshal([]byte(res.Result.Value.Str()), &got); jerr != nil || got.Size != wantSize {
-		return Receipt{}, afterDispatch(ctx, "upload", fmt.Errorf("the input holds %d bytes, want %d", got.Size, wantSize))
+		return Receipt{}, cdpedge.AfterInput(ctx, "upload", fmt.Errorf("the input holds %d bytes, want %d", got.Size, wantSize))
 	}
 	return Receipt{Dispatched: true, Outcome: "not_yet_verified", Next: "observe"}, nil
 }
@@ -136,7 +138,7 @@ const inMemoryCopy = `async function () {
 func (t *Tab) fileInput(ctx context.Context, ref string) (proto.RuntimeRemoteObjectID, error) {
 	id, err := t.worldID(ctx)
 	if err != nil {
-		return "", opErr(ctx, "upload", err)
+		return "", cdpedge.Failed(ctx, "upload", err)
 	}
 	expr := `(() => {
   if (!globalThis.__tw) return null;
@@ -150,10 +152,10 @@ func (t *Tab) fileInput(ctx context.Context, ref string) (proto.RuntimeRemoteObj
 	defer cancel()
 	res, err := proto.RuntimeEvaluate{Expression: expr, ContextID: id, Silent: true}.Call(pg)
 	if err != nil {
-		return "", opErr(ctx, "upload", err)
+		return "", cdpedge.Failed(ctx, "upload", err)
 	}
 	if res.ExceptionDetails != nil {
-		return "", opErr(ctx, "upload", fmt.Errorf("isolated world: %s", res.ExceptionDetails.Text))
+		return "", cdpedge.Failed(ctx, "upload", fmt.Errorf("isolated world: %s", res.ExceptionDetails.Text))
 	}
 	if res.Result.ObjectID == "" {
 		return "", errcode.Errorf(errcode.StaleElement, errcode.NextObserve, "element %s is no longer a file input in the page", ref)

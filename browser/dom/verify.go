@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
 
@@ -36,7 +37,7 @@ func (t *Tab) Verify(ctx context.Context, kind, value string) (VerifyResult, err
 	case TextContains, TextAbsent:
 		text, err := t.run(ctx, "text")
 		if err != nil {
-			return VerifyResult{}, opErr(ctx, "verify", err)
+			return VerifyResult{}, cdpedge.Failed(ctx, "verify", err)
 		}
 		i := strings.Index(foldSpace(text), foldSpace(value))
 		found := i >= 0
@@ -48,7 +49,7 @@ func (t *Tab) Verify(ctx context.Context, kind, value string) (VerifyResult, err
 	case URLIs, TitleContains:
 		s, err := t.state(ctx)
 		if err != nil {
-			return VerifyResult{}, opErr(ctx, "verify", err)
+			return VerifyResult{}, cdpedge.Failed(ctx, "verify", err)
 		}
 		if kind == URLIs {
 			ok := s.Href == value || strings.SplitN(s.Href, "#", 2)[0] == value || shortURL(s.Href) == value
@@ -73,7 +74,7 @@ func (t *Tab) Verify(ctx context.Context, kind, value string) (VerifyResult, err
 			} `json:"near"`
 		}
 		if err := t.runJSON(ctx, &r, "visible", role, name); err != nil {
-			return VerifyResult{}, opErr(ctx, "verify", err)
+			return VerifyResult{}, cdpedge.Failed(ctx, "verify", err)
 		}
 		if len(r.Found) > 0 {
 			f := r.Found[0]
