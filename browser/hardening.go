@@ -8,6 +8,8 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 )
 
 // preloadingGap is always a gap in attach mode: Chromium has no launch
@@ -118,7 +120,7 @@ func CheckAttached(ctx context.Context, rawURL, token string) ([]string, error) 
 	}
 	defer ws.Close()
 	r := rod.New().Client(cdp.New().Start(ws)).Context(ctx)
-	cctx, ccancel := context.WithTimeout(ctx, callTimeout)
+	cctx, ccancel := context.WithTimeout(ctx, cdpedge.Call)
 	defer ccancel()
 	return readHardening(cctx, r), nil
 }
