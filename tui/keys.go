@@ -35,6 +35,7 @@ type keyMap struct {
 	// are here for the help screen.
 	PageView key.Binding
 	PageType key.Binding
+	PageText key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -67,6 +68,7 @@ func defaultKeyMap() keyMap {
 		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
 		PageView: key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "page")),
 		PageType: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type")),
+		PageText: key.NewBinding(key.WithKeys("V"), key.WithHelp("V", "text")),
 	}
 }
 
@@ -115,6 +117,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Approve, k.Scoped, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
 		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss, k.Prompt},
 		{k.Oldest, k.Grants, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
-		{k.Help, k.Quit, k.ForceQ, k.PageView, k.PageType},
+		{k.Help, k.Quit, k.ForceQ, k.PageView, k.PageText, k.PageType},
 	}
 }

@@ -228,7 +228,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.notifyUpdate()
 	case tickMsg:
 		m.now = m.opts.Now()
-		cmd = tea.Batch(tick(), m.rewriteImage())
+		cmd = tea.Batch(tick(), m.rewriteImage(), m.pageTextUpdate(msg))
+	case pageTextMsg:
+		cmd = m.pageTextUpdate(msg)
 	case flashDoneMsg:
 		if msg.seq == m.flashSeq {
 			m.flash = ""

@@ -107,7 +107,7 @@ func (m Model) imageWanted() imageKey {
 	proto := m.pageProto()
 	f := m.page.frame
 	tab := m.pageTab()
-	if !isImageProto(proto) || !m.page.on || f.img == nil || tab == "" || m.page.err != "" {
+	if !isImageProto(proto) || !m.page.on || m.page.text || f.img == nil || tab == "" || m.page.err != "" {
 		return imageKey{}
 	}
 	x, y, cols, rows := m.pageGeom().picture(f)

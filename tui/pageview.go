@@ -206,6 +206,15 @@ func (s *pageShared) send(src PageSource, in pageInput) bool {
 type pageView struct {
 	on    bool
 	input bool // typing into the page
+	// text: the panel shows the page's text (V) instead of its picture,
+	// for a terminal too small to read the picture; textTop is the first
+	// line shown ([ and ] scroll).
+	text     bool
+	textTab  consent.TabID
+	textLine []string
+	textErr  string
+	textTop  int
+	textAge  int // ticks since the text was read
 	// stream is the stream this screen started last; frames of another
 	// are stale.
 	stream *pageStream
@@ -285,6 +294,27 @@ func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			return m.setFlash("the page view needs the browser (not in --script mode)"), true
 		}
 		m.page.on = !m.page.on
+		return nil, true
+	case k.String() == "V":
+		if m.opts.Page == nil {
+			return m.setFlash("the page view needs the browser (not in --script mode)"), true
+		}
+		if _, ok := m.opts.Page.(PageTextSource); !ok {
+			return m.setFlash("this console cannot read the page's text"), true
+		}
+		m.page.on, m.page.text = true, !m.page.text
+		m.page.textTop = 0
+		if !m.page.text {
+			return nil, true
+		}
+		return m.readPageText(), true
+	case m.page.on && m.page.text && (k.String() == "]" || k.String() == "["):
+		g := m.pageGeom()
+		step := max(1, (g.ph-1)/2)
+		if k.String() == "[" {
+			step = -step
+		}
+		m.page.textTop = max(0, min(m.page.textTop+step, len(m.pageTextLines(g.pw))-1))
 		return nil, true
 	case k.String() == "i":
 		tab := m.pageTab()
@@ -539,7 +569,10 @@ func (m Model) pagePanel(g pageGeom) []string {
 	if tab != "" {
 		title += " · " + m.tabLabel(tab)
 	}
-	keys := "v hide · i type (take-over only)"
+	keys := "v hide · V text · i type (take-over only)"
+	if m.page.text {
+		keys = "V picture · [ ] scroll · v hide"
+	}
 	if m.page.input {
 		keys = "TYPING INTO THE PAGE · esc stops"
 	}
@@ -553,6 +586,18 @@ func (m Model) pagePanel(g pageGeom) []string {
 	f := m.page.frame
 	_, _, cols, rows := g.picture(f)
 	switch {
+	case tab != "" && m.page.text:
+		switch {
+		case m.page.textErr != "":
+			lines = append(lines, "  "+m.st.warn.Render("page text: "+trunc(clean(m.page.textErr), max(0, g.pw-14))))
+		case m.page.textTab != tab:
+			lines = append(lines, "  reading the text of "+clean(string(tab))+"…")
+		default:
+			text := m.pageTextLines(g.pw)
+			top := min(m.page.textTop, max(0, len(text)-1))
+			end := min(len(text), top+max(0, g.ph-1))
+			lines = append(lines, text[top:end]...)
+		}
 	case tab == "":
 		lines = append(lines, "  No tab to show: select a conversation's tab (tab, ↑/↓).")
 	case m.page.err != "":
@@ -573,6 +618,75 @@ func (m Model) pagePanel(g pageGeom) []string {
 		}
 	}
 	return fitLines(lines, g.pw, g.ph)
+}
+
+// PageTextSource is the browser side of the page view's text mode (V): the
+// tab's page as text lines (headings, links, buttons and fields by name,
+// the text between them; never a field's value). Options.Page may
+// implement it.
+type PageTextSource interface {
+	PageText(ctx context.Context, tab consent.TabID) ([]string, error)
+}
+
+// pageTextMsg is a read of a tab's text.
+type pageTextMsg struct {
+	tab   consent.TabID
+	lines []string
+	err   error
+}
+
+// pageTextEvery is how many ticks (seconds) the text stays before it is
+// read again while shown.
+const pageTextEvery = 3
+
+// readPageText reads the shown tab's text off the update loop.
+func (m *Model) readPageText() tea.Cmd {
+	src, ok := m.opts.Page.(PageTextSource)
+	tab := m.pageTab()
+	if !ok || tab == "" {
+		return nil
+	}
+	m.page.textAge = 0
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		lines, err := src.PageText(ctx, tab)
+		return pageTextMsg{tab: tab, lines: lines, err: err}
+	}
+}
+
+// pageTextUpdate takes a read, and on a tick reads again when due.
+func (m *Model) pageTextUpdate(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case pageTextMsg:
+		if msg.tab != m.pageTab() {
+			return nil
+		}
+		if msg.tab != m.page.textTab {
+			m.page.textTop = 0
+		}
+		m.page.textTab, m.page.textLine, m.page.textErr = msg.tab, msg.lines, ""
+		if msg.err != nil {
+			m.page.textErr = msg.err.Error()
+		}
+	case tickMsg:
+		if m.page.on && m.page.text {
+			m.page.textAge++
+			if m.page.textAge >= pageTextEvery || m.page.textTab != m.pageTab() {
+				return m.readPageText()
+			}
+		}
+	}
+	return nil
+}
+
+// pageTextLines is the shown tab's text wrapped to width w.
+func (m Model) pageTextLines(w int) []string {
+	var out []string
+	for _, l := range m.page.textLine {
+		out = append(out, wrap(clean(l), max(1, w-1))...)
+	}
+	return out
 }
 
 // pageMark is the focused action review's mark on tab, in CSS pixels: the

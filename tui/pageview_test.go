@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"strings"
@@ -145,7 +146,7 @@ func (r *runner) until(t *testing.T, m Model, what string, cond func(Model) bool
 		select {
 		case msg := <-r.msgs:
 			switch msg.(type) {
-			case pageFrameMsg, pageEndedMsg:
+			case pageFrameMsg, pageEndedMsg, pageTextMsg:
 				m = r.update(m, msg)
 			}
 		case <-deadline:
@@ -398,6 +399,46 @@ func TestPageViewYieldsToTheReview(t *testing.T) {
 		}
 		if !strings.Contains(s, "▀") {
 			t.Errorf("%dx%d: no picture left:\n%s", size[0], size[1], s)
+		}
+	}
+}
+
+// textPage is a page source that also reads the page's text.
+type textPage struct{ *fakePage }
+
+func (textPage) PageText(context.Context, consent.TabID) ([]string, error) {
+	lines := []string{"# Sign in to the fixture", "[textbox] User name", "[button] Sign in"}
+	for i := range 60 {
+		lines = append(lines, fmt.Sprintf("paragraph line %d", i))
+	}
+	return lines, nil
+}
+
+// V shows the page's text in the page panel, readable where the picture
+// is too coarse (issue 25 §11); ] scrolls it; V again is the picture.
+func TestPageTextMode(t *testing.T) {
+	for _, size := range [][2]int{{120, 40}, {80, 24}} {
+		page := textPage{newFakePage()}
+		f := newFake(baseState())
+		m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page})
+		t.Cleanup(m.Close)
+		r := newRunner()
+		m = r.update(m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		m = r.update(m, press("V"))
+		m = r.until(t, m, "the page text", func(m Model) bool { return strings.Contains(screen(m), "[button] Sign in") })
+		s := screen(m)
+		for _, want := range []string{"# Sign in to the fixture", "[textbox] User name", "V picture"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d: text mode lacks %q:\n%s", size[0], size[1], want, s)
+			}
+		}
+		m = r.update(m, press("]"))
+		if s := screen(m); strings.Contains(s, "# Sign in to the fixture") || !strings.Contains(s, "paragraph line") {
+			t.Errorf("%dx%d: ] did not scroll the text:\n%s", size[0], size[1], s)
+		}
+		m = r.update(m, press("V"))
+		if s := screen(m); strings.Contains(s, "paragraph line") {
+			t.Errorf("%dx%d: V again still shows the text:\n%s", size[0], size[1], s)
 		}
 	}
 }

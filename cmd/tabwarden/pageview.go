@@ -82,3 +82,7 @@ func (ps pageSources) PageKey(ctx context.Context, tab consent.TabID, key, text 
 func (ps pageSources) PageClick(ctx context.Context, tab consent.TabID, x, y float64) error {
 	return ps.owner(tab).PageClick(ctx, tab, x, y)
 }
+
+func (ps pageSources) PageText(ctx context.Context, tab consent.TabID) ([]string, error) {
+	return ps.owner(tab).PageText(ctx, tab)
+}
