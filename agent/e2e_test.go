@@ -553,22 +553,34 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 	wantFail(t, e.callAs(intruder, "browser_observe", map[string]any{"tabId": string(r.Tab)}), errcode.WrongConversation, false)
 }
 
-// A background open does not steal the operator's screen: its review waits
-// in the queue until the operator selects the tab.
+// A background open does not steal the operator's screen: while another
+// review is on screen its review waits in the queue, and nothing reaches
+// the site; once the screen is free it comes up by itself, its tab to the
+// front (design.md §4, "No review waits unseen").
 func TestE2EBackgroundOpenWaitsForSelection(t *testing.T) {
 	e := newE2E(t)
 	first := e.open(actPage)
+	read := e.start("browser_observe", map[string]any{"tabId": first})
+	onScreen := e.op.await(consent.KindRead, e.site.URL)
 	p := e.start("browser_open", map[string]any{"url": e.site.URL + "/link.html", "background": true})
 	r := e.op.awaitQueued(consent.KindNavigation, e.site.URL)
 	st := e.eng.Snapshot()
-	if st.Focused != nil || st.Selection.Tab != consentTab(first) {
+	if st.Focused == nil || st.Focused.ID != onScreen.ID || st.Selection.Tab != consentTab(first) {
 		t.Fatalf("background open took the screen: focused %+v, selection %+v", st.Focused, st.Selection)
 	}
 	if n := e.site.Count("/link.html"); n != 0 || p.returned() {
 		t.Fatalf("background open went ahead unreviewed (%d requests)", n)
 	}
-	e.eng.Select(e.conv, r.Tab)
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.decide(onScreen, true)
+	wantOK(t, read.result())
+	shown := e.op.await(consent.KindNavigation, e.site.URL)
+	if shown.ID != r.ID || e.eng.Snapshot().Selection.Tab != r.Tab {
+		t.Fatalf("the free screen showed %+v, want the queued open's review %s with its tab selected", shown, r.ID)
+	}
+	if n := e.site.Count("/link.html"); n != 0 {
+		t.Fatalf("%d requests before the open's review was answered", n)
+	}
+	e.op.decide(shown, true)
 	obj := wantOK(t, p.result())
 	if obj["tabId"] != string(r.Tab) || e.site.Count("/link.html") != 1 {
 		t.Fatalf("background open %v, %d requests", obj, e.site.Count("/link.html"))

@@ -49,6 +49,7 @@ type siteServer struct {
 
 	mu      sync.Mutex
 	paths   []string // "METHOD /path", in arrival order
+	hosts   []string // each request's Host, beside paths
 	records int
 	changed chan struct{} // closed and replaced on each request
 }
@@ -95,6 +96,7 @@ func startSiteServer(t *testing.T) *siteServer {
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.paths = append(s.paths, r.Method+" "+r.URL.Path)
+		s.hosts = append(s.hosts, r.Host)
 		close(s.changed)
 		s.changed = make(chan struct{})
 		s.mu.Unlock()
@@ -116,6 +118,12 @@ func startSiteServer(t *testing.T) *siteServer {
 		<-done
 	})
 	return s
+}
+
+// otherOrigin is the server under its other loopback name, the second
+// origin tools.html embeds frames from.
+func (s *siteServer) otherOrigin() string {
+	return strings.Replace(s.URL, "://127.0.0.1:", "://localhost:", 1)
 }
 
 // count is how many requests reached path (any method).
@@ -141,6 +149,20 @@ func (s *siteServer) since(n int) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.paths[n:]...)
+}
+
+// sinceAt is since for the requests that named host (the server's
+// address under one of its names).
+func (s *siteServer) sinceAt(n int, host string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for i := n; i < len(s.paths); i++ {
+		if s.hosts[i] == host {
+			out = append(out, s.paths[i])
+		}
+	}
+	return out
 }
 
 // waitCount blocks until at least n requests reached path.

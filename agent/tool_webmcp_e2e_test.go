@@ -49,10 +49,21 @@ const siteToolsFrames = 4
 // open opens path in a new tab through the navigation review, proving no
 // request reached the site before "Allow origin in this tab", and waits for
 // that many /frame-done reports (the page's tools are then all registered).
+//
+// tools.html embeds two frames from the server's other name (localhost for
+// 127.0.0.1). A sub-frame document loads only for an origin the tab's
+// conversation holds a navigation grant for in that tab (design.md §8,
+// docs/decisions.md "Sub-frame documents now answer to navigation
+// grants"), so for that page the tab first opens the other origin, through
+// its own review, and then navigates to path.
 func (r *siteRun) open(path string, frames int) string {
 	r.t.Helper()
-	c := r.start("browser_open", map[string]any{"url": r.srv.URL + path})
-	rev := r.op.await(consent.KindNavigation, r.srv.URL)
+	first := r.srv.URL + path
+	if frames == siteToolsFrames {
+		first = r.srv.otherOrigin() + "/"
+	}
+	c := r.start("browser_open", map[string]any{"url": first})
+	rev := r.op.await(consent.KindNavigation, originOf(first))
 	if n := r.srv.total(); n != 0 {
 		r.t.Fatalf("%d requests reached the site before navigation consent: %v", n, r.srv.since(0))
 	}
@@ -64,8 +75,35 @@ func (r *siteRun) open(path string, frames int) string {
 	if out.TabID == "" {
 		r.t.Fatal("browser_open returned no tabId")
 	}
+	if frames == siteToolsFrames {
+		before := r.srv.total()
+		nav := r.start("browser_navigate", map[string]any{"tabId": out.TabID, "url": r.srv.URL + path})
+		rev := r.op.await(consent.KindNavigation, r.srv.URL)
+		// The other origin's page may still fetch its favicon.
+		if got := r.srv.sinceAt(before, strings.TrimPrefix(r.srv.URL, "http://")); len(got) != 0 {
+			r.t.Fatalf("requests reached the site before navigation consent: %v", got)
+		}
+		r.op.decide(rev, true)
+		var navOut struct{}
+		siteOK(r.t, nav.result(), &navOut)
+	}
 	r.srv.waitCount(r.t, r.ctx, "/frame-done", frames)
 	return out.TabID
+}
+
+// openReviews are the reviews open shows for a page with frames.
+func openReviews(frames int) []consent.ReviewKind {
+	if frames == siteToolsFrames {
+		return []consent.ReviewKind{consent.KindNavigation, consent.KindNavigation}
+	}
+	return []consent.ReviewKind{consent.KindNavigation}
+}
+
+// originOf is the origin of a fixture URL ("http://host:port/path").
+func originOf(raw string) string {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	host, _, _ := strings.Cut(rest, "/")
+	return scheme + "://" + host
 }
 
 // list runs webmcp_list_tools; the first siteListing on an origin shows the
@@ -172,7 +210,7 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	if snap := r.observe(tab); !strings.Contains(snap, "Saved 1") {
 		t.Fatalf("observe after the save does not show \"Saved 1\":\n%s", snap)
 	}
-	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead, consent.KindToolCall, consent.KindDisclosure}) {
+	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, append(openReviews(siteToolsFrames), consent.KindRead, consent.KindToolCall, consent.KindDisclosure)) {
 		t.Errorf("reviews shown %v", kinds)
 	}
 	// design.md §9: the audit keeps the input's shape, never its values, and
@@ -342,7 +380,9 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 		TabID string `json:"tabId"`
 	}
 	siteStructured(t, open.wait(t, ctx), &opened)
-	srv.waitCount(t, ctx, "/frame-done", siteToolsFrames)
+	// This conversation holds no grant for the other origin, so only the
+	// page's two same-origin frames load (see siteRun.open).
+	srv.waitCount(t, ctx, "/frame-done", siteToolsFrames-2)
 
 	list := siteStartMCPCall(t, ctx, cs, "webmcp_list_tools", map[string]any{"tabId": opened.TabID})
 	op.approve(consent.KindRead, srv.URL)
@@ -495,7 +535,7 @@ func siteHostile(t *testing.T, w *siteWorld) {
 	if slices.Contains(listed, "hanging_getter") {
 		t.Error("a registration whose getter threw was listed")
 	}
-	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead}) {
+	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, append(openReviews(0), consent.KindRead)) {
 		t.Errorf("reviews shown %v, want only navigation and read", kinds)
 	}
 
@@ -544,7 +584,7 @@ func siteInvalidInput(t *testing.T, w *siteWorld) {
 	if got := r.srv.since(before); len(got) != 0 {
 		t.Fatalf("invalid input reached the site: %v", got)
 	}
-	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead}) {
+	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, append(openReviews(siteToolsFrames), consent.KindRead)) {
 		t.Errorf("reviews shown %v, want only navigation and read", kinds)
 	}
 }
@@ -573,7 +613,7 @@ func siteStaleTool(t *testing.T, w *siteWorld) {
 		t.Fatal("the new document's tool kept the old toolId")
 	}
 	siteFail(t, r.quiet("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": old, "input": input}), errcode.StaleTool, false)
-	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, []consent.ReviewKind{consent.KindNavigation, consent.KindRead}) {
+	if kinds := w.reviewsShown(r.conv); !slices.Equal(kinds, append(openReviews(siteToolsFrames), consent.KindRead)) {
 		t.Errorf("reviews shown %v, want only navigation and read", kinds)
 	}
 }

@@ -105,6 +105,9 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 	case err != nil:
 		return b.reached(t, sent, b.opFailed("navigate", err))
 	case res.ErrorText != "":
+		if ne, ok := b.wallUnreached(res.ErrorText, u.String()); ok {
+			return b.opFailed("navigate", fmt.Errorf("%s (tabwarden's network wall could not connect; nothing was sent)", ne))
+		}
 		err := b.opFailed("navigate", fmt.Errorf("%s", res.ErrorText))
 		if neverSent(res.ErrorText) {
 			return err
@@ -143,6 +146,20 @@ func (b *Browser) isDenial(t *tab, err error) bool {
 	b.reg.mu.Lock()
 	defer b.reg.mu.Unlock()
 	return t.denial != nil && err == t.denial
+}
+
+// wallUnreached reports whether a navigation Chromium saw fail on a
+// response was the wall's 502 for a destination it could not dial, naming
+// that failure (package wall, Unreached).
+func (b *Browser) wallUnreached(errorText, rawURL string) (string, bool) {
+	if !strings.Contains(errorText, "ERR_HTTP_RESPONSE_CODE_FAILURE") {
+		return "", false
+	}
+	c := b.conn()
+	if c == nil || c.proc == nil || c.proc.wall == nil {
+		return "", false
+	}
+	return c.proc.wall.Unreached(rawURL)
 }
 
 // neverSent reports the Chromium net errors of a request that never

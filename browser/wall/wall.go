@@ -20,7 +20,9 @@
 //
 // Invariants:
 //   - A request or tunnel is judged before any connection to its
-//     destination is dialled; a refusal never opens one.
+//     destination is dialled; a refusal never opens one. A destination
+//     that cannot be dialled is an honest failure: a failed CONNECT, or
+//     for plain HTTP a 502 the browser can ask about (Unreached).
 //   - Plain HTTP (absolute-URI requests) is judged like the hook judges a
 //     request: origin, method, body, WebSocket upgrade (policy.Decide).
 //     Refused: 403 with the design.md §8 text.
@@ -46,9 +48,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tabwarden/tabwarden/policy"
@@ -98,6 +102,19 @@ type Wall struct {
 
 	refused atomic.Uint64
 	passed  atomic.Uint64
+
+	unreachedMu sync.Mutex
+	unreached   []unreachedRequest // newest last, at most maxUnreached
+}
+
+// maxUnreached bounds the wall's memory of requests it could not dial.
+const maxUnreached = 64
+
+// unreachedRequest is a plain-HTTP request whose destination the wall could
+// not dial: nothing of it left the machine.
+type unreachedRequest struct {
+	url      string // scheme://host/path?query, as the wall received it
+	netError string // Chromium's name for the failure (net::ERR_…)
 }
 
 // Start listens on 127.0.0.1 (a free port) and serves until Close.
@@ -263,7 +280,78 @@ func (w *Wall) upstreamError(rw http.ResponseWriter, r *http.Request, err error)
 		return // the browser went away
 	}
 	w.log.Debug("wall upstream", "target", r.URL.Host, "err", err)
+	if ne, ok := dialFailure(err); ok {
+		w.remember(unreachedRequest{url: requestKey(r.URL.String()), netError: ne})
+		rw.Header().Set("X-Tabwarden-Unreached", ne)
+	}
 	rw.WriteHeader(http.StatusBadGateway)
+}
+
+// dialFailure names, as Chromium would, an error that ended the request
+// before a connection to its destination existed; ok is false for any
+// other (the request may have been sent).
+func dialFailure(err error) (netError string, ok bool) {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" {
+		return "", false
+	}
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		return "net::ERR_NAME_NOT_RESOLVED", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "net::ERR_CONNECTION_REFUSED", true
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "net::ERR_ADDRESS_UNREACHABLE", true
+	case op.Timeout():
+		return "net::ERR_CONNECTION_TIMED_OUT", true
+	}
+	return "net::ERR_CONNECTION_FAILED", true
+}
+
+func (w *Wall) remember(u unreachedRequest) {
+	w.unreachedMu.Lock()
+	defer w.unreachedMu.Unlock()
+	if len(w.unreached) == maxUnreached {
+		w.unreached = append(w.unreached[:0], w.unreached[1:]...)
+	}
+	w.unreached = append(w.unreached, u)
+}
+
+// Unreached reports whether the wall answered the plain-HTTP request for
+// rawURL with its 502 because it could not dial the destination, naming
+// the failure as Chromium would (net::ERR_CONNECTION_REFUSED…). Chromium
+// reports that answer as a response (ERR_HTTP_RESPONSE_CODE_FAILURE); the
+// browser asks here so that a navigation that never left the machine is
+// not reported as one that may have reached the site. The answer is
+// consumed.
+func (w *Wall) Unreached(rawURL string) (netError string, ok bool) {
+	key := requestKey(rawURL)
+	w.unreachedMu.Lock()
+	defer w.unreachedMu.Unlock()
+	for i := len(w.unreached) - 1; i >= 0; i-- {
+		if w.unreached[i].url == key {
+			ne := w.unreached[i].netError
+			w.unreached = append(w.unreached[:i], w.unreached[i+1:]...)
+			return ne, true
+		}
+	}
+	return "", false
+}
+
+// requestKey is rawURL as a request line carries it: no fragment, an empty
+// path as "/", scheme and host lower case.
+func requestKey(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String()
 }
 
 // tunnel serves a CONNECT: judged by target, then by the first bytes the
@@ -279,24 +367,58 @@ func (w *Wall) tunnel(rw http.ResponseWriter, r *http.Request) {
 		w.refuse(rw, target, d)
 		return
 	}
+	// When the first bytes cannot change the verdict (TLS and plain both
+	// allowed), the destination is dialled before the tunnel is said to be
+	// up, so a destination that cannot be reached is a failed CONNECT
+	// (Chromium: ERR_TUNNEL_CONNECTION_FAILED, nothing sent) rather than
+	// a tunnel that closes unanswered.
+	var up net.Conn
+	if w.pol.DecideTunnel(target, policy.TunnelTLS).Allow && w.pol.DecideTunnel(target, policy.TunnelPlain).Allow {
+		var err error
+		if up, err = w.dial(r.Context(), target); err != nil {
+			rw.WriteHeader(http.StatusBadGateway)
+			return
+		}
+	}
 	hj, ok := rw.(http.Hijacker)
 	if !ok {
+		if up != nil {
+			_ = up.Close()
+		}
 		rw.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	client, brw, err := hj.Hijack()
 	if err != nil {
+		if up != nil {
+			_ = up.Close()
+		}
 		return
 	}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		w.splice(client, brw.Reader, target)
+		w.splice(client, brw.Reader, target, up)
 	}()
 }
 
-func (w *Wall) splice(client net.Conn, in *bufio.Reader, target string) {
+func (w *Wall) dial(ctx context.Context, target string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	up, err := w.dialer.DialContext(ctx, "tcp", target)
+	if err != nil {
+		w.log.Debug("wall upstream", "target", target, "err", err)
+	}
+	return up, err
+}
+
+// splice runs a granted tunnel; up is the destination when tunnel
+// already dialled it, else nil (dialled once the first bytes are judged).
+func (w *Wall) splice(client net.Conn, in *bufio.Reader, target string, up net.Conn) {
 	defer client.Close()
+	if up != nil {
+		defer up.Close()
+	}
 	stop := context.AfterFunc(w.ctx, func() { _ = client.Close() })
 	defer stop()
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
@@ -317,14 +439,12 @@ func (w *Wall) splice(client net.Conn, in *bufio.Reader, target string) {
 		w.log.Debug("wall refused tunnel", "target", target, "code", d.Code)
 		return
 	}
-	ctx, cancel := context.WithTimeout(w.ctx, dialTimeout)
-	up, err := w.dialer.DialContext(ctx, "tcp", target)
-	cancel()
-	if err != nil {
-		w.log.Debug("wall upstream", "target", target, "err", err)
-		return
+	if up == nil {
+		if up, err = w.dial(w.ctx, target); err != nil {
+			return
+		}
+		defer up.Close()
 	}
-	defer up.Close()
 	stopUp := context.AfterFunc(w.ctx, func() { _ = up.Close() })
 	defer stopUp()
 	w.passed.Add(1)

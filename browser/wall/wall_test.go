@@ -328,3 +328,55 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachable: a destination nothing listens on is an honest failure
+// the browser can tell from a site's own error: a plain request gets the
+// wall's 502, remembered once under its URL with Chromium's name for the
+// failure; a CONNECT whose first bytes cannot change the verdict fails
+// before any tunnel is said to be up.
+func TestUnreachable(t *testing.T) {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	_ = ln.Close()
+	w := startWall(t, Options{})
+
+	got := send(t, w, "GET http://"+dead+"/x?q=1 HTTP/1.1\r\nHost: "+dead+"\r\n\r\n", nil)
+	if !strings.HasPrefix(got, "HTTP/1.1 502") || !strings.Contains(got, "X-Tabwarden-Unreached: net::ERR_CONNECTION_REFUSED") {
+		t.Fatalf("plain request to a dead port: %q", got)
+	}
+	if _, ok := w.Unreached("http://" + dead + "/other"); ok {
+		t.Error("Unreached answered for a URL the wall never failed")
+	}
+	if ne, ok := w.Unreached("http://" + strings.ToUpper(dead) + "/x?q=1#frag"); !ok || ne != "net::ERR_CONNECTION_REFUSED" {
+		t.Errorf("Unreached = %q, %v; want net::ERR_CONNECTION_REFUSED", ne, ok)
+	}
+	if _, ok := w.Unreached("http://" + dead + "/x?q=1"); ok {
+		t.Error("Unreached answered twice for one failure")
+	}
+
+	got = send(t, w, "CONNECT "+dead+" HTTP/1.1\r\nHost: "+dead+"\r\n\r\n", []byte{0x16})
+	if !strings.HasPrefix(got, "HTTP/1.1 502") {
+		t.Fatalf("CONNECT to a dead port: %q, want a 502 before any tunnel", got)
+	}
+
+	// A site's own 502 is the site's: nothing is remembered.
+	site := &http.Server{ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.WriteHeader(http.StatusBadGateway)
+	})}
+	sl, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = site.Serve(sl) }()
+	t.Cleanup(func() { _ = site.Close() })
+	got = send(t, w, "GET http://"+sl.Addr().String()+"/ HTTP/1.1\r\nHost: "+sl.Addr().String()+"\r\n\r\n", nil)
+	if !strings.HasPrefix(got, "HTTP/1.1 502") || strings.Contains(got, "Unreached") {
+		t.Fatalf("a site's 502: %q", got)
+	}
+	if _, ok := w.Unreached("http://" + sl.Addr().String() + "/"); ok {
+		t.Error("a site's own 502 was taken for an unreachable destination")
+	}
+}
