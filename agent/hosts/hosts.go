@@ -100,12 +100,15 @@ var table = []host{
 	// process its own, so it is the form connect prints unless asked.
 	// --scope user: the default scope exists only in the directory where the
 	// command ran.
+	// `claude mcp add` refuses a name it has, so the first line drops an
+	// earlier tabwarden entry (another transport, a revoked token).
 	{"claude-code", "Claude Code", Stdio, func(tr Transport, t Target) []Part {
+		remove := fmt.Sprintf("claude mcp remove --scope user %s 2>/dev/null\n", ServerName)
 		if tr == Stdio {
-			return []Part{{"a shell", "sh", fmt.Sprintf("claude mcp add --scope user %s -e %s=%s -- %s mcp-stdio\n",
+			return []Part{{"a shell", "sh", remove + fmt.Sprintf("claude mcp add --scope user %s -e %s=%s -- %s mcp-stdio\n",
 				ServerName, TokenEnv, shellQuote(t.Token), shellQuote(t.Command))}, claudeSettings}
 		}
-		return []Part{{"a shell", "sh", fmt.Sprintf("claude mcp add --scope user --transport http %s %s --header %s\n",
+		return []Part{{"a shell", "sh", remove + fmt.Sprintf("claude mcp add --scope user --transport http %s %s --header %s\n",
 			ServerName, shellQuote(t.URL), shellQuote("Authorization: Bearer "+t.Token))}, claudeSettings}
 	}},
 	// Codex: http_headers sends the token with no environment variable to

@@ -113,11 +113,11 @@ func TestRenderShapes(t *testing.T) {
 		}
 	}
 	s, _ = Render("claude-code", HTTP, Target{URL: "U", Token: "it's"})
-	if s.Parts[0].Text != `claude mcp add --scope user --transport http tabwarden U --header 'Authorization: Bearer it'\''s'`+"\n" {
+	if s.Parts[0].Text != "claude mcp remove --scope user tabwarden 2>/dev/null\n"+`claude mcp add --scope user --transport http tabwarden U --header 'Authorization: Bearer it'\''s'`+"\n" {
 		t.Errorf("claude-code quoting: %q", s.Parts[0].Text)
 	}
 	s, _ = Render("claude-code", Stdio, Target{Token: "T", Command: "/a b/tabwarden"})
-	if s.Parts[0].Text != `claude mcp add --scope user tabwarden -e TABWARDEN_TOKEN=T -- '/a b/tabwarden' mcp-stdio`+"\n" ||
+	if s.Parts[0].Text != "claude mcp remove --scope user tabwarden 2>/dev/null\n"+`claude mcp add --scope user tabwarden -e TABWARDEN_TOKEN=T -- '/a b/tabwarden' mcp-stdio`+"\n" ||
 		!strings.Contains(s.Parts[1].Text, `"mcp__tabwarden"`) {
 		t.Errorf("claude-code stdio: %q", s.Parts)
 	}

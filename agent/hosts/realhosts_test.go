@@ -95,6 +95,10 @@ var hostSpecs = []hostSpec{
 				// through Claude Code's ToolSearch.
 				"ENABLE_TOOL_SEARCH=false",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+				// claude -p waits for its MCP servers before the first
+				// model request instead of sending it without their tools
+				// (seen on a loaded machine).
+				"MCP_CONNECTION_NONBLOCKING=false",
 			}
 		},
 	},
@@ -181,22 +185,20 @@ var allowedEgress = map[string][]string{
 }
 
 // matrix is, per transport, the hosts that run one after another against
-// the one console, each through approve, deny, timeout and give-up.
-//
-// For now only Claude Code over HTTP: every other sequence needs the
-// console to bring a queued review on screen by itself when nothing else
-// is (issue 21 item 5). Without it, the review of the next conversation
-// waits unseen behind the previous one's [visible] tab (a sessionless
-// Claude Code conversation never ends; Gemini CLI and opencode leave their
-// MCP session open when they exit; a killed host's session stays until it
-// idles out) and fails needs_attention after 30 s. Run on a console of
-// its own, Codex passes all four outcomes over HTTP, and Gemini CLI and
-// opencode pass approve (docs/decisions.md, "Issue 21: real hosts").
+// the one console, each through approve, deny, timeout and give-up. Claude
+// Code goes first: its sessionless conversation never ends, so every later
+// host's review needs the console to bring it on screen by itself (no
+// review waits unseen), as do the reviews after a killed host's, whose
+// session stays until it idles out.
 var matrix = []struct {
 	transport string
 	hosts     []string
 }{
-	{"http", []string{"claude-code"}},
+	// opencode (about a minute a run on a loaded machine) and the stdio
+	// forms are not in CI's matrix yet: the package's 10-minute test
+	// budget; each passed on its own (docs/decisions.md).
+	{"http", []string{"claude-code", "codex", "gemini-cli", "opencode"}},
+	{"stdio", []string{"claude-code", "codex", "gemini-cli", "opencode"}},
 }
 
 // TestRealHostsOpenReviewedPages: per transport, the hosts one after
@@ -244,12 +246,19 @@ type rig struct {
 	egress   *fakemodel.Egress
 	audit    string
 	runs     int
+
+	reviewTimeout string // the console's --review-timeout
 }
 
 // startRig builds tabwarden, starts the fixture site, the fake model, the
 // refusing proxy and the console (headless, in tmux, --review-timeout 10s)
 // with a HOME of its own, which the hosts share, as one user's programs do.
-func startRig(t *testing.T, hostsBin string) *rig {
+func startRig(t *testing.T, hostsBin string) *rig { return startRigWith(t, hostsBin, "10s") }
+
+var rigs int
+
+// startRigWith is startRig with the console's --review-timeout.
+func startRigWith(t *testing.T, hostsBin, reviewTimeout string) *rig {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -258,7 +267,8 @@ func startRig(t *testing.T, hostsBin string) *rig {
 		t.Skip("tmux is not installed (make deps installs it)")
 	}
 	fixturetest.NeedChromium(t)
-	r := &rig{t: t, hostsBin: hostsBin, home: t.TempDir(), name: fmt.Sprintf("twhosts%d", os.Getpid())}
+	rigs++
+	r := &rig{t: t, hostsBin: hostsBin, home: t.TempDir(), name: fmt.Sprintf("twhosts%d-%d", os.Getpid(), rigs), reviewTimeout: reviewTimeout}
 	r.tw = filepath.Join(t.TempDir(), "tabwarden")
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", r.tw, "../../cmd/tabwarden")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -276,12 +286,19 @@ func startRig(t *testing.T, hostsBin string) *rig {
 	t.Cleanup(r.egress.Close)
 	_ = os.MkdirAll(filepath.Join(r.home, "run"), 0o700)
 	r.audit = filepath.Join(r.home, "audit.jsonl")
-	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --review-timeout 10s --audit %s --profile %s; echo TWEXIT=$?; sleep 600",
-		strings.Join(append(r.userEnv(), "TERM=xterm-256color"), " "), r.tw, r.audit, filepath.Join(r.home, "profile"))
-	r.tmux("new-session", "-d", "-s", r.name, "-x", "120", "-y", "40", cmdline)
 	t.Cleanup(r.quit)
-	r.waitScreen("the console's screen", 40*time.Second, func(s string) bool { return strings.Contains(s, "No review on screen") })
+	r.startConsole()
 	return r
+}
+
+// startConsole starts the console in its tmux terminal and waits for its
+// screen.
+func (r *rig) startConsole() {
+	r.t.Helper()
+	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --review-timeout %s --audit %s --profile %s; echo TWEXIT=$?; sleep 600",
+		strings.Join(append(r.userEnv(), "TERM=xterm-256color"), " "), r.tw, r.reviewTimeout, r.audit, filepath.Join(r.home, "profile"))
+	r.tmux("new-session", "-d", "-s", r.name, "-x", "120", "-y", "40", cmdline)
+	r.waitScreen("the console's screen", 40*time.Second, func(s string) bool { return strings.Contains(s, "No review on screen") })
 }
 
 // quit quits the console as the operator does (q, then y for the live
@@ -478,6 +495,33 @@ func (r *rig) pageRequests(query string) int {
 	return n
 }
 
+// hostProc is a running host.
+type hostProc struct {
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
+	exited chan error
+}
+
+// startHost starts host h non-interactively on prompt, in a directory of
+// its own and a process group of its own, with the user's environment,
+// the refusing proxy and h's model settings; extra entries override.
+func (r *rig) startHost(ctx context.Context, h hostSpec, prompt string, extra ...string) *hostProc {
+	r.t.Helper()
+	argv := append(slices.Clone(h.argv), prompt)
+	cmd := exec.CommandContext(ctx, filepath.Join(r.hostsBin, argv[0]), argv[1:]...)
+	cmd.Dir = r.t.TempDir()
+	cmd.Env = append(append(append(r.userEnv(), r.egress.Env()...), h.env(r)...), extra...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	p := &hostProc{cmd: cmd, out: &bytes.Buffer{}, exited: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		r.t.Fatalf("%s: start: %v", h.name, err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	return p
+}
+
 // runHost runs host h once with the operator doing oc, checks what the
 // console, the site, the audit log and the model saw, and returns the
 // outcome the model was told.
@@ -495,23 +539,11 @@ func (r *rig) runHost(h hostSpec, transport string, oc outcome) string {
 	egressBefore := len(r.egress.Targets())
 	auditBefore := len(r.auditLines())
 
-	cwd := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	argv := append(slices.Clone(h.argv), "Open the fixture page "+url+" in the browser.")
-	cmd := exec.CommandContext(ctx, filepath.Join(r.hostsBin, argv[0]), argv[1:]...)
-	cmd.Dir = cwd
-	cmd.Env = append(append(r.userEnv(), r.egress.Env()...), h.env(r)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	p := r.startHost(ctx, h, "Open the fixture page "+url+" in the browser.")
+	cmd, out, exited := p.cmd, p.out, p.exited
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: start: %v", label, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf("%s: %s\nhost output:\n%s\nmodel requests: %+v\nunknown model paths: %v\nscreen:\n%s",
@@ -554,10 +586,13 @@ func (r *rig) runHost(h hostSpec, transport string, oc outcome) string {
 	}
 	r.waitScreen("the review gone", 30*time.Second, func(s string) bool { return !onScreen(s) })
 	elapsed := time.Since(started)
+	// A host that gives up is gone: its review is withdrawn, canceled, or,
+	// when the relay's exit ends its conversation first, tab_closed.
+	gone := []string{"canceled", "tab_closed"}
 	if oc == giveUp {
 		// The console says the host left: its review was withdrawn.
 		r.waitScreen("the withdrawn review in the activity log", 10*time.Second, func(s string) bool {
-			return strings.Contains(s, "review canceled: navigation "+r.site.URL)
+			return strings.Contains(s, "review canceled: navigation "+r.site.URL) || strings.Contains(s, "review tab_closed: navigation "+r.site.URL)
 		})
 	}
 
@@ -573,9 +608,9 @@ func (r *rig) runHost(h hostSpec, transport string, oc outcome) string {
 			decision = rec
 		}
 	}
-	wantDecision := map[outcome]string{approve: "approved", deny: "denied", timeout: "timeout", giveUp: "canceled"}[oc]
-	if decision == nil || decision["decision"] != wantDecision {
-		fail("the audit's decision for the review is %v, want %q", decision, wantDecision)
+	wantDecision := map[outcome][]string{approve: {"approved"}, deny: {"denied"}, timeout: {"timeout"}, giveUp: gone}[oc]
+	if decision == nil || !slices.Contains(wantDecision, fmt.Sprint(decision["decision"])) {
+		fail("the audit's decision for the review is %v, want one of %q", decision, wantDecision)
 	}
 	// What the model was told: the host carried the result back.
 	result := "host killed, no result"
@@ -605,4 +640,122 @@ func (r *rig) runHost(h hostSpec, transport string, oc outcome) string {
 	}
 	t.Logf("%s: %s in %s", label, result, elapsed.Round(100*time.Millisecond))
 	return result
+}
+
+func spec(name string) hostSpec {
+	i := slices.IndexFunc(hostSpecs, func(h hostSpec) bool { return h.name == name })
+	return hostSpecs[i]
+}
+
+// tabIDIn finds the first "tabId":"…" in a tool result as a host relayed it.
+func tabIDIn(result string) string {
+	flat := strings.ReplaceAll(result, `\`, "")
+	_, rest, ok := strings.Cut(flat, `"tabId":"`)
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, `"`)
+	return id
+}
+
+// Two Claude Code processes at once, both configured by the one `tabwarden
+// connect claude-code` (the relay form it prints): two conversations. The
+// first opens a page (approved) and stays at work, its next review on
+// screen; the second's browser_tabs does not list the first's tab, and
+// reading that tab is wrong_conversation.
+func TestTwoClaudeCodeProcessesAreTwoConversations(t *testing.T) {
+	bin := hostsBin(t)
+	r := startRigWith(t, bin, "60s")
+	claude := spec("claude-code")
+	r.connect(claude, "stdio")
+
+	first := r.site.URL + "/index.html?first"
+	r.model.SetScript(fakemodel.Script{Steps: []fakemodel.Step{
+		{Tool: "browser_open", Args: map[string]any{"url": first}},
+		{Tool: "browser_open", Args: map[string]any{"url": r.site.URL + "/index.html?first-again"}},
+	}, Final: "First done."})
+	other, err := fakemodel.Start(fakemodel.Script{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	a := r.startHost(ctx, claude, "Open "+first+".")
+	onScreen := func(s string) bool { return strings.Contains(s, "Allow origin in this tab") }
+	r.waitScreen("the first claude's review", 90*time.Second, onScreen)
+	time.Sleep(400 * time.Millisecond) // --review-delay
+	r.tmux("send-keys", "-t", r.name, "a")
+	// The first's open returned; its next open waits on screen, so the
+	// process is still at work while the second runs.
+	var tab string
+	for deadline := time.Now().Add(60 * time.Second); tab == ""; time.Sleep(200 * time.Millisecond) {
+		if res := r.model.Results(); len(res) > 0 {
+			if tab = tabIDIn(res[0]); tab == "" {
+				t.Fatalf("the first open's result has no tabId: %s", res[0])
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first claude's open never returned:\n%s", a.out)
+		}
+	}
+
+	other.SetScript(fakemodel.Script{Steps: []fakemodel.Step{
+		{Tool: "browser_tabs"},
+		{Tool: "browser_observe", Args: map[string]any{"tabId": tab}},
+	}, Final: "Second done."})
+	b := r.startHost(ctx, claude, "List the tabs and read "+tab+".", "ANTHROPIC_BASE_URL="+other.URL)
+	select {
+	case err := <-b.exited:
+		if err != nil {
+			t.Fatalf("the second claude: %v\n%s", err, b.out)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the second claude did not finish:\n%s", b.out)
+	}
+	res := other.Results()
+	if len(res) != 2 {
+		t.Fatalf("the second claude's model got %d results: %q\n%s", len(res), res, b.out)
+	}
+	if !strings.Contains(strings.ReplaceAll(res[0], `\`, ""), `"ok":true`) || strings.Contains(res[0], tab) {
+		t.Errorf("the second claude's browser_tabs lists the first's tab %s (or failed): %s", tab, res[0])
+	}
+	if !strings.Contains(strings.ReplaceAll(res[1], `\`, ""), `"code":"wrong_conversation"`) {
+		t.Errorf("the second claude read the first's tab: %s", res[1])
+	}
+	if n := strings.Count(r.screen(), "claude-code · claude-code ·"); n < 2 {
+		t.Errorf("the console lists %d claude-code conversations, want 2:\n%s", n, r.screen())
+	}
+
+	// The first is still waiting on its second review: deny it, and it ends.
+	r.waitScreen("the first claude's second review", 30*time.Second, onScreen)
+	r.tmux("send-keys", "-t", r.name, "d")
+	select {
+	case err := <-a.exited:
+		if err != nil {
+			t.Fatalf("the first claude: %v\n%s", err, a.out)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the first claude did not finish:\n%s", a.out)
+	}
+	if got := r.model.Results(); len(got) != 2 || !strings.Contains(strings.ReplaceAll(got[1], `\`, ""), "user_denied") {
+		t.Errorf("the first claude's second open: %q", got)
+	}
+}
+
+// A host configured before the console restarts connects after it, with
+// no new configuration: Codex over HTTP (the URL and token it was given)
+// and Claude Code through the relay.
+func TestHostsConfiguredBeforeARestartConnect(t *testing.T) {
+	bin := hostsBin(t)
+	r := startRig(t, bin)
+	r.connect(spec("codex"), "http")
+	r.connect(spec("claude-code"), "stdio")
+	r.runHost(spec("codex"), "http", approve)
+
+	r.quit()
+	r.startConsole()
+	r.runHost(spec("codex"), "http", approve)
+	r.runHost(spec("claude-code"), "stdio", approve)
 }
