@@ -46,6 +46,7 @@ type Handle struct {
 	end       atomic.Uint32
 	takeOvers atomic.Uint64
 	done      chan struct{} // closed with the handle
+	endNow    context.CancelFunc
 	released  sync.Once
 	life      context.Context // ends with the handle; the site lives under it
 	cancel    context.CancelFunc
@@ -116,7 +117,10 @@ func (b *Browser) adopt(t *tab, p *rod.Page) (*Handle, error) {
 	id, conv := t.id, t.conv
 	b.reg.mu.Unlock()
 	life, end := context.WithCancel(b.ctx)
-	h := &Handle{b: b, id: id, conv: conv, page: p, dom: dom.NewTab(p, string(id), dom.Options{}), done: make(chan struct{}), life: life, cancel: end}
+	// ended is done with the handle (close), before release ends life:
+	// a call under way on the tab stops as soon as the tab is gone.
+	ended, endNow := context.WithCancel(context.Background())
+	h := &Handle{b: b, id: id, conv: conv, page: p, dom: dom.NewTab(p, string(id), dom.Options{Ended: ended}), done: make(chan struct{}), endNow: endNow, life: life, cancel: end}
 	b.reg.mu.Lock()
 	switch {
 	case t.closed:
@@ -318,6 +322,7 @@ func (h *Handle) close(reason EndReason) {
 	h.dom.Invalidate()
 	if first {
 		close(h.done)
+		h.endNow()
 	}
 }
 

@@ -322,6 +322,11 @@ func (p *Prepared) Dispatch(ctx context.Context) (Receipt, error) {
 	case "scroll":
 		err = t.wheel(ctx, p)
 	}
+	if err != nil && t.hasEnded() {
+		// The tab closed under the input (a page may close itself on a
+		// click): the input may have been what closed it.
+		return Receipt{}, cdpedge.Dispatched(errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "the tab closed during the %s", a.Type))
+	}
 	if err != nil {
 		return Receipt{}, err
 	}

@@ -38,6 +38,12 @@ type Options struct {
 	// Now is the clock; nil means time.Now. Tests inject one to age
 	// observations without sleeping.
 	Now func() time.Time
+	// Ended, when set, is done when the tab ends (closed by the page, the
+	// operator or the agent). A call under way then stops at once:
+	// Chromium never answers a call on a target it destroyed, and the
+	// caller would otherwise wait out the call's deadline and report a
+	// timeout for a tab that closed.
+	Ended context.Context
 }
 
 // Tab is the observation and action state of one browser tab. Its methods
@@ -46,6 +52,7 @@ type Options struct {
 type Tab struct {
 	page     *rod.Page
 	id       string
+	ended    context.Context
 	lifetime time.Duration
 	now      func() time.Time
 
@@ -75,7 +82,7 @@ func (t *Tab) inputStarts() {
 
 // NewTab wraps page; tabID is the registry's opaque id, used in headers.
 func NewTab(page *rod.Page, tabID string, opt Options) *Tab {
-	t := &Tab{page: page, id: tabID, lifetime: opt.Lifetime, now: opt.Now, obs: map[string]*observation{}, cursorFor: cursorShown}
+	t := &Tab{page: page, id: tabID, ended: opt.Ended, lifetime: opt.Lifetime, now: opt.Now, obs: map[string]*observation{}, cursorFor: cursorShown}
 	if t.lifetime <= 0 {
 		t.lifetime = DefaultLifetime
 	}
@@ -101,8 +108,15 @@ func (t *Tab) Invalidate() {
 // call returns the page bound to ctx, capped at cdpedge.Call.
 func (t *Tab) call(ctx context.Context) (*rod.Page, context.CancelFunc) {
 	c, cancel := context.WithTimeout(ctx, cdpedge.Call)
-	return t.page.Context(c), cancel
+	if t.ended == nil {
+		return t.page.Context(c), cancel
+	}
+	stop := context.AfterFunc(t.ended, cancel)
+	return t.page.Context(c), func() { stop(); cancel() }
 }
+
+// hasEnded reports whether the tab ended (Options.Ended).
+func (t *Tab) hasEnded() bool { return t.ended != nil && t.ended.Err() != nil }
 
 // worldID returns the isolated world's execution context, creating it for
 // the current document when needed.
