@@ -20,7 +20,7 @@ func TestBuiltinAgentStopsOnCancelKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := startBuiltinWith(r.ctx, model, builtin.Config{}, "Open the drafts page.", r.eng, w.agents.server)
+	b, err := startBuiltinWith(r.ctx, model, builtin.Config{}, "Open the drafts page.", r.eng, w.agents.server, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

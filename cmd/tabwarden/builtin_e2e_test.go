@@ -60,7 +60,7 @@ func runBuiltinJourney(t *testing.T, c builtinCase) {
 	if model.Vision() != c.vision {
 		t.Fatalf("%s: vision %v, want %v", c.model, model.Vision(), c.vision)
 	}
-	b, err := startBuiltinWith(r.ctx, model, builtin.Config{MaxSteps: 20}, "Sign in on the fixture site (hand the sign-in to me), then save a draft titled 'Agent draft' and check it was saved.", r.eng, w.agents.server)
+	b, err := startBuiltinWith(r.ctx, model, builtin.Config{MaxSteps: 20}, "Sign in on the fixture site (hand the sign-in to me), then save a draft titled 'Agent draft' and check it was saved.", r.eng, w.agents.server, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

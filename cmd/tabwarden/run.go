@@ -166,6 +166,10 @@ func configDir(getenv func(string) string) string {
 
 // builtinRun is one built-in agent running in the console.
 type builtinRun struct {
+	// name is its token's name, the first part of its conversation's
+	// name on the screen: builtin, builtin-2, …
+	name   string
+	number int // n of builtinName(n)
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -185,8 +189,12 @@ type builtinAgents struct {
 	eng   *consent.Engine
 	srv   *mcpserver.Server
 
-	mu     sync.Mutex
-	runs   []*builtinRun
+	mu   sync.Mutex
+	runs []*builtinRun
+	// tasks counts the tasks started, so the n-th task is builtin-n even
+	// when the earlier ones have ended and their names are free again:
+	// the operator tells tasks apart by the number the README promises.
+	tasks  int
 	closed bool
 }
 
@@ -234,13 +242,14 @@ func (a *builtinAgents) startRun(task string) error {
 	if a.closed || a.ctx.Err() != nil {
 		return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, "the console is shutting down")
 	}
-	b, err := startBuiltinWith(a.ctx, a.model, a.cfg, task, a.eng, a.srv)
+	b, err := startBuiltinWith(a.ctx, a.model, a.cfg, task, a.eng, a.srv, a.tasks+1)
 	if errors.Is(err, mcpserver.ErrClosed) {
 		return errcode.Errorf(errcode.BrowserUnavailable, errcode.NextNone, "the console's MCP server is closed")
 	}
 	if err != nil {
 		return errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "%v", err)
 	}
+	a.tasks = b.number
 	// Forget the runs that ended.
 	a.runs = slices.DeleteFunc(a.runs, func(r *builtinRun) bool {
 		select {
@@ -266,19 +275,25 @@ func (a *builtinAgents) stop() {
 	}
 }
 
+// builtinName is the token name of the console's n-th built-in task.
+func builtinName(n int) string {
+	if n <= 1 {
+		return "builtin"
+	}
+	return "builtin-" + strconv.Itoa(n)
+}
+
 // startBuiltinWith connects one built-in agent to the console's MCP server
-// over an in-memory transport, under a token of its own (builtin,
-// builtin-2, …), and starts it on task. Its progress goes to the activity
-// log; `x` on its conversation stops it.
-func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, task string, eng *consent.Engine, srv *mcpserver.Server) (*builtinRun, error) {
+// over an in-memory transport, under a token of its own (builtinName(n),
+// or the next free number when an operator's token holds that name), and
+// starts it on task. Its progress goes to the activity log; `x` on its
+// conversation stops it.
+func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, task string, eng *consent.Engine, srv *mcpserver.Server, n int) (*builtinRun, error) {
 	var im *mcpserver.InMemory
 	var err error
-	for n := 1; ; n++ {
-		name := "builtin"
-		if n > 1 {
-			name += "-" + strconv.Itoa(n)
-		}
-		im, err = srv.ConnectInMemory(ctx, name, "built-in agent "+model.Name())
+	n = max(n, 1)
+	for ; ; n++ {
+		im, err = srv.ConnectInMemory(ctx, builtinName(n), "built-in agent "+model.Name())
 		if !errors.Is(err, mcpserver.ErrTokenExists) {
 			break
 		}
@@ -287,7 +302,7 @@ func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, t
 		return nil, fmt.Errorf("built-in agent: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	b := &builtinRun{cancel: cancel, done: make(chan struct{})}
+	b := &builtinRun{name: builtinName(n), number: n, cancel: cancel, done: make(chan struct{})}
 
 	// The conversation exists from the agent's first tool call; the
 	// listener runs under the engine's lock, so it reads an atomic only.
@@ -336,7 +351,7 @@ func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, t
 		}
 		return nil
 	}
-	eng.Note("", "built-in agent "+model.Name()+" starting on: "+builtin.OneLine(task, 200), false)
+	eng.Note("", "built-in agent "+b.name+" ("+model.Name()+") starting on: "+builtin.OneLine(task, 200), false)
 	go func() {
 		defer close(b.done)
 		defer unlisten()
