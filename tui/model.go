@@ -228,7 +228,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.notifyUpdate()
 	case tickMsg:
 		m.now = m.opts.Now()
-		cmd = tea.Batch(tick(), m.rewriteImage(), m.pageTextUpdate(msg))
+		cmd = tea.Batch(tick(), m.rewriteImage(), m.pageTextUpdate(msg), m.queueFocus(true))
 	case pageTextMsg:
 		cmd = m.pageTextUpdate(msg)
 	case flashDoneMsg:

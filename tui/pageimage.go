@@ -71,6 +71,8 @@ type imageKey struct {
 	pxW, pxH         int
 	mark             [4]float64
 	marked           bool
+	focus            [4]float64 // the focused field's box while typing
+	focused          bool
 	screenW, screenH int
 }
 
@@ -126,6 +128,7 @@ func (m Model) imageWanted() imageKey {
 		k.pxW, k.pxH = cols*cw, max(6, rows*ch-rows*ch%6)
 	}
 	k.mark, k.marked = m.pageMark(tab)
+	k.focus, k.focused = m.focusBox(tab)
 	k.screenW, k.screenH = m.size()
 	return k
 }
@@ -288,20 +291,28 @@ func pictureImage(k imageKey) *image.RGBA {
 			px[y*w+x] = average(k.img, x0, y0, x1, y1)
 		}
 	}
-	if k.marked && k.cssW > 0 && k.cssH > 0 {
+	if k.cssW > 0 && k.cssH > 0 {
 		kx, ky := float64(w)/k.cssW, float64(h)/k.cssH
 		// A line as thick as a quarter of a cell reads at any size.
 		t := max(1, w/k.cols/4)
-		for i := 0; i < t; i++ {
-			mk := k.mark
-			if mk[2] > 0 && mk[3] > 0 {
-				d := float64(i) / kx
-				mk = [4]float64{mk[0] + d, mk[1] + d, max(0, mk[2]-2*d), max(0, mk[3]-2*d)}
-				if mk[2] <= 0 || mk[3] <= 0 {
-					break
+		thick := func(mark [4]float64, c color.RGBA) {
+			for i := 0; i < t; i++ {
+				mk := mark
+				if mk[2] > 0 && mk[3] > 0 {
+					d := float64(i) / kx
+					mk = [4]float64{mk[0] + d, mk[1] + d, max(0, mk[2]-2*d), max(0, mk[3]-2*d)}
+					if mk[2] <= 0 || mk[3] <= 0 {
+						break
+					}
 				}
+				drawMark(px, w, h, mk, kx, ky, c)
 			}
-			drawMark(px, w, h, mk, kx, ky)
+		}
+		if k.focused {
+			thick(k.focus, focusColour)
+		}
+		if k.marked {
+			thick(k.mark, markColour)
 		}
 	}
 	for i, c := range px {

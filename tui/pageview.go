@@ -124,12 +124,17 @@ func (ps *pageStream) wait() tea.Cmd {
 	}
 }
 
-// pageInput is one key or click for the page.
+// pageInput is one key or click for the page, or a read of its focus
+// (focus set): queued behind the keys before it, so it sees where they
+// moved the focus.
 type pageInput struct {
 	tab       consent.TabID
 	key, text string
 	click     bool
 	x, y      float64
+	focus     chan<- pageFocusMsg
+	typedAt   int // pageView.typed when the read was asked for
+	seq       uint64
 }
 
 // pageShared is the page view's part that copies of the model share (like
@@ -143,8 +148,13 @@ type pageShared struct {
 	inputOnce sync.Once
 	input     chan pageInput
 	inputErr  atomic.Pointer[string]
-	ctx       context.Context
-	cancel    context.CancelFunc
+	// focusQueued is set while a focus read waits in input; the clock's
+	// read is skipped then (the waiting one runs after every key queued
+	// before it), focusSeq orders the reads.
+	focusQueued atomic.Bool
+	focusSeq    atomic.Uint64
+	ctx         context.Context
+	cancel      context.CancelFunc
 
 	cache        pageCache
 	placeholders placeholderCache
@@ -180,6 +190,11 @@ func (s *pageShared) send(src PageSource, in pageInput) bool {
 				case <-s.ctx.Done():
 					return
 				case in := <-s.input:
+					if in.focus != nil {
+						s.focusQueued.Store(false)
+						in.focus <- readFocus(s.ctx, src, in)
+						continue
+					}
 					var err error
 					if in.click {
 						err = src.PageClick(s.ctx, in.tab, in.x, in.y)
@@ -215,6 +230,16 @@ type pageView struct {
 	textErr  string
 	textTop  int
 	textAge  int // ticks since the text was read
+	// focus is where typed keys go while input is on (the focus marker),
+	// focusTab the tab it was read in; typed counts the printable keys sent
+	// since input began, typedFrom where the focused element's count
+	// starts (the screen shows how many reached it, never what).
+	focus     PageFocus
+	focusTab  consent.TabID
+	focusErr  string
+	focusSeq  uint64
+	typed     int
+	typedFrom int
 	// stream is the stream this screen started last; frames of another
 	// are stale.
 	stream *pageStream
@@ -286,7 +311,12 @@ func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		if m.opts.Page == nil || !m.pageShared.send(m.opts.Page, in) {
 			return m.setFlash("the page is not taking keys this fast: key dropped"), true
 		}
-		return nil, true
+		if in.key == "" || in.key == " " {
+			m.page.typed++
+			return nil, true
+		}
+		// A named key (tab, enter, arrows) may move the focus.
+		return m.readFocus(), true
 	}
 	switch {
 	case k.String() == "v":
@@ -325,7 +355,9 @@ func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			return m.setFlash(flashNoInput), true
 		}
 		m.page.on, m.page.input = true, true
-		return m.setFlash("typing into the page: keys and clicks go to it; esc stops"), true
+		m.page.focus, m.page.focusTab, m.page.focusErr = PageFocus{}, "", ""
+		m.page.typed, m.page.typedFrom = 0, 0
+		return tea.Batch(m.setFlash("typing into the page: keys and clicks go to it; esc stops"), m.readFocus()), true
 	}
 	return nil, false
 }
@@ -384,6 +416,9 @@ func (m *Model) pageUpdate(msg tea.Msg) (tea.Cmd, bool) {
 		if !m.pageShared.send(m.opts.Page, pageInput{tab: tab, click: true, x: x, y: y}) {
 			return m.setFlash("the page is not taking clicks this fast: click dropped"), true
 		}
+		return m.readFocus(), true
+	case pageFocusMsg:
+		m.takeFocus(msg)
 		return nil, true
 	}
 	return nil, false
@@ -447,6 +482,9 @@ type pageGeom struct {
 	// sixel or iTerm2 picture on the screen's last row scrolls it); limit,
 	// when set, caps the picture's rows and columns (kitty's diacritics).
 	bottom, limit int
+	// head is the panel's lines above the picture: its title, and while
+	// typing into the page the focus line.
+	head int
 }
 
 // pageSideWidth is the width from which the panel sits right of the rest.
@@ -458,6 +496,10 @@ const pageMinH = 5
 
 func (m Model) pageGeom() pageGeom {
 	g := m.pageGeomCells()
+	g.head = 1
+	if m.showsFocus() {
+		g.head = 2
+	}
 	switch m.pageProto() {
 	case PageSixel, PageITerm2:
 		_, h := m.size()
@@ -498,15 +540,16 @@ func (m Model) pageGeomCells() pageGeom {
 // picture is the image area inside the panel: its top-left cell and size
 // in cells, fitted to the frame's shape.
 func (g pageGeom) picture(f pageFrame) (x0, y0, cols, rows int) {
-	cols, rows = g.pw, g.ph-1
+	head := max(1, g.head)
+	cols, rows = g.pw, g.ph-head
 	if g.bottom > 0 {
-		rows = min(rows, g.bottom-g.y0-1)
+		rows = min(rows, g.bottom-g.y0-head)
 	}
 	if g.limit > 0 {
 		cols, rows = min(cols, g.limit), min(rows, g.limit)
 	}
 	if cols <= 0 || rows <= 0 || f.img == nil {
-		return g.x0, g.y0 + 1, 0, 0
+		return g.x0, g.y0 + head, 0, 0
 	}
 	b := f.img.Bounds()
 	aspect := float64(b.Dx()) / float64(b.Dy())
@@ -515,7 +558,7 @@ func (g pageGeom) picture(f pageFrame) (x0, y0, cols, rows int) {
 	} else {
 		rows = max(1, min(rows, int(float64(cols)/aspect/2+0.5)))
 	}
-	return g.x0, g.y0 + 1, cols, rows
+	return g.x0, g.y0 + head, cols, rows
 }
 
 // pagePoint maps a click on cell (x, y) to the page point under it.
@@ -583,6 +626,9 @@ func (m Model) pagePanel(g pageGeom) []string {
 		head += m.st.dim.Render(keys)
 	}
 	lines := []string{head}
+	if g.head > 1 {
+		lines = append(lines, m.focusLine(tab, g.pw))
+	}
 	f := m.page.frame
 	_, _, cols, rows := g.picture(f)
 	switch {
@@ -595,7 +641,7 @@ func (m Model) pagePanel(g pageGeom) []string {
 		default:
 			text := m.pageTextLines(g.pw)
 			top := min(m.page.textTop, max(0, len(text)-1))
-			end := min(len(text), top+max(0, g.ph-1))
+			end := min(len(text), top+max(0, g.ph-max(1, g.head)))
 			lines = append(lines, text[top:end]...)
 		}
 	case tab == "":
@@ -614,7 +660,8 @@ func (m Model) pagePanel(g pageGeom) []string {
 			lines = append(lines, make([]string, rows)...)
 		default:
 			mark, marked := m.pageMark(tab)
-			lines = append(lines, m.pageShared.cache.lines(f, cols, rows, mark, marked)...)
+			focus, focused := m.focusBox(tab)
+			lines = append(lines, m.pageShared.cache.lines(f, cols, rows, mark, marked, focus, focused)...)
 		}
 	}
 	return fitLines(lines, g.pw, g.ph)
@@ -680,10 +727,19 @@ func (m *Model) pageTextUpdate(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// pageTextLines is the shown tab's text wrapped to width w.
+// pageTextLines is the shown tab's text wrapped to width w; while typing,
+// the focused element's line says so.
 func (m Model) pageTextLines(w int) []string {
+	focus := ""
+	if m.showsFocus() && m.page.focusTab == m.page.textTab {
+		focus = m.page.focus.Label
+	}
 	var out []string
 	for _, l := range m.page.textLine {
+		if focus != "" && l == focus {
+			l += focusTextMark
+			focus = ""
+		}
 		out = append(out, wrap(clean(l), max(1, w-1))...)
 	}
 	return out
@@ -719,16 +775,18 @@ type pageCacheKey struct {
 	cols, rows int
 	mark       [4]float64
 	marked     bool
+	focus      [4]float64
+	focused    bool
 }
 
-func (c *pageCache) lines(f pageFrame, cols, rows int, mark [4]float64, marked bool) []string {
-	k := pageCacheKey{seq: f.seq, img: f.img, cols: cols, rows: rows, mark: mark, marked: marked}
+func (c *pageCache) lines(f pageFrame, cols, rows int, mark [4]float64, marked bool, focus [4]float64, focused bool) []string {
+	k := pageCacheKey{seq: f.seq, img: f.img, cols: cols, rows: rows, mark: mark, marked: marked, focus: focus, focused: focused}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if k == c.key && c.value != nil {
 		return c.value
 	}
-	c.key, c.value = k, halfBlocks(f, cols, rows, mark, marked)
+	c.key, c.value = k, halfBlocks(f, cols, rows, mark, marked, focus, focused)
 	return c.value
 }
 
@@ -736,11 +794,16 @@ func (c *pageCache) lines(f pageFrame, cols, rows int, mark [4]float64, marked b
 // both read as one).
 var markColour = color.RGBA{R: 255, G: 0, B: 200, A: 255}
 
+// focusColour outlines the field typed keys go to (the focus marker): a
+// colour apart from the review's mark, so the two never read as one.
+var focusColour = color.RGBA{R: 0, G: 230, B: 90, A: 255}
+
 // halfBlocks draws f in cols×rows cells: each cell is two pixels, the
 // upper as the foreground of ▀ and the lower as its background, each the
 // average of the source pixels it covers. mark (x, y, w, h in CSS pixels;
-// w = h = 0 for a point) is outlined on top.
-func halfBlocks(f pageFrame, cols, rows int, mark [4]float64, marked bool) []string {
+// w = h = 0 for a point) is outlined on top, and focus, the focused
+// field's box while typing, under it.
+func halfBlocks(f pageFrame, cols, rows int, mark [4]float64, marked bool, focus [4]float64, focused bool) []string {
 	if cols <= 0 || rows <= 0 || f.img == nil {
 		return nil
 	}
@@ -757,8 +820,14 @@ func halfBlocks(f pageFrame, cols, rows int, mark [4]float64, marked bool) []str
 			px[y*cols+x] = average(f.img, x0, y0, x1, y1)
 		}
 	}
-	if marked && f.cssW > 0 && f.cssH > 0 {
-		drawMark(px, cols, rows*2, mark, float64(cols)/f.cssW, float64(rows*2)/f.cssH)
+	if f.cssW > 0 && f.cssH > 0 {
+		kx, ky := float64(cols)/f.cssW, float64(rows*2)/f.cssH
+		if focused {
+			drawMark(px, cols, rows*2, focus, kx, ky, focusColour)
+		}
+		if marked {
+			drawMark(px, cols, rows*2, mark, kx, ky, markColour)
+		}
 	}
 	out := make([]string, rows)
 	var sb strings.Builder
@@ -821,11 +890,11 @@ func average(img image.Image, x0, y0, x1, y1 int) color.RGBA {
 }
 
 // drawMark outlines mark on the pixel grid (w×h pixels, kx/ky pixels per
-// CSS pixel): a box, or a cross for a point.
-func drawMark(px []color.RGBA, w, h int, mark [4]float64, kx, ky float64) {
+// CSS pixel) in colour c: a box, or a cross for a point.
+func drawMark(px []color.RGBA, w, h int, mark [4]float64, kx, ky float64, c color.RGBA) {
 	set := func(x, y int) {
 		if x >= 0 && y >= 0 && x < w && y < h {
-			px[y*w+x] = markColour
+			px[y*w+x] = c
 		}
 	}
 	x0, y0 := int(mark[0]*kx), int(mark[1]*ky)

@@ -146,7 +146,7 @@ func (r *runner) until(t *testing.T, m Model, what string, cond func(Model) bool
 		select {
 		case msg := <-r.msgs:
 			switch msg.(type) {
-			case pageFrameMsg, pageEndedMsg, pageTextMsg:
+			case pageFrameMsg, pageEndedMsg, pageTextMsg, pageFocusMsg:
 				m = r.update(m, msg)
 			}
 		case <-deadline:
@@ -440,5 +440,107 @@ func TestPageTextMode(t *testing.T) {
 		if s := screen(m); strings.Contains(s, "paragraph line") {
 			t.Errorf("%dx%d: V again still shows the text:\n%s", size[0], size[1], s)
 		}
+	}
+}
+
+// focusPage is a sign-in page whose focus moves with Tab: first nothing
+// has focus (the fixture's sign-in page has no autofocus), then the user
+// name field, then the password field. It reads its text too.
+type focusPage struct{ *fakePage }
+
+func (p focusPage) PageFocus(context.Context, consent.TabID) (PageFocus, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tabs := 0
+	for _, k := range p.keys {
+		if k == "Tab|" {
+			tabs++
+		}
+	}
+	switch tabs {
+	case 0:
+		return PageFocus{}, nil
+	case 1:
+		return PageFocus{Label: "[textbox] User name", Box: [4]float64{450, 40, 300, 30}, HasBox: true}, nil
+	default:
+		return PageFocus{Label: "[textbox] Password", Box: [4]float64{450, 90, 300, 30}, HasBox: true}, nil
+	}
+}
+
+func (focusPage) PageText(context.Context, consent.TabID) ([]string, error) {
+	return []string{"# Sign in", "[textbox] User name", "[textbox] Password", "[button] Sign in"}, nil
+}
+
+// While typing into the page (i) the panel says where keys go: nothing
+// focused says so and how to fix it; Tab names the field, counts what
+// reached it (never what), outlines it in the picture and marks its line
+// in the page text. Issue 25: a sign-in through the page view was blind.
+func TestPageInputShowsWhereKeysGo(t *testing.T) {
+	for _, size := range [][2]int{{100, 30}, {80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			page := focusPage{newFakePage()}
+			f := newFake(takenOverState())
+			m := New(f, Options{Version: "v0.1.0", Now: fixedClock, Page: page})
+			t.Cleanup(m.Close)
+			r := newRunner()
+			m = r.update(m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			m = r.update(m, press("v"))
+			m = r.until(t, m, "the first frame", hasFrame)
+			if strings.Contains(screen(m), "keys go to") {
+				t.Fatalf("a focus line before i:\n%s", screen(m))
+			}
+			m = r.update(m, press("i"))
+			m = r.until(t, m, "no focus said", func(m Model) bool { return strings.Contains(screen(m), "no field has focus") })
+			if strings.Contains(m.View().Content, "2;0;230;90") {
+				t.Error("a focus outline with nothing focused")
+			}
+			m = r.update(m, press("tab"))
+			m = r.until(t, m, "the user name field", func(m Model) bool { return strings.Contains(screen(m), "keys go to: [textbox] User name") })
+			for _, k := range []string{"d", "e", "m", "o"} {
+				m = r.update(m, press(k))
+			}
+			if s := screen(m); !strings.Contains(s, "4 characters typed here") || strings.Contains(s, "demo") {
+				t.Errorf("the count of typed keys is wrong or shows them:\n%s", s)
+			}
+			if !strings.Contains(m.View().Content, "2;0;230;90") {
+				t.Errorf("the focused field is not outlined in the picture:\n%s", screen(m))
+			}
+			// The click map follows the picture under the focus line.
+			g := m.pageGeom()
+			x0, y0, cols, rows := g.picture(m.page.frame)
+			if y0 != g.y0+2 {
+				t.Errorf("the picture starts %d rows under the panel's top, want 2", y0-g.y0)
+			}
+			m = r.update(m, tea.MouseClickMsg{X: x0 + cols/4, Y: y0 + rows/4, Button: tea.MouseLeft})
+			page.until(t, "a click", func(p *fakePage) bool { return len(p.clicks) == 1 })
+			page.mu.Lock()
+			c := page.clicks[0]
+			page.mu.Unlock()
+			if c[0] < 150 || c[0] > 250 || c[1] < 100 || c[1] > 200 {
+				t.Errorf("a click a quarter into the picture reached %v, want about 200,150", c)
+			}
+			m = r.update(m, press("tab"))
+			m = r.until(t, m, "the password field", func(m Model) bool {
+				s := screen(m)
+				return strings.Contains(s, "keys go to: [textbox] Password") && strings.Contains(s, "nothing typed here yet")
+			})
+			m = r.update(m, press("V"))
+			if strings.Contains(screen(m), "V picture") {
+				t.Fatalf("V typed into the page became a console key:\n%s", screen(m))
+			}
+			m = r.update(m, press("esc"))
+			if s := screen(m); strings.Contains(s, "keys go to") {
+				t.Errorf("the focus line stayed after esc:\n%s", s)
+			}
+			// Text mode while typing marks the focused field's line.
+			m = r.update(m, press("V"))
+			m = r.update(m, press("i"))
+			m = r.until(t, m, "the marked line", func(m Model) bool {
+				return strings.Contains(screen(m), "[textbox] Password  ◀ keys go here")
+			})
+			if strings.Contains(screen(m), "User name  ◀") {
+				t.Errorf("the wrong line is marked:\n%s", screen(m))
+			}
+		})
 	}
 }

@@ -132,7 +132,7 @@ func runConsole(ctx context.Context, o *options, s streams) error {
 		}
 		defer agents.close()
 		tuiOpts.Minter = agents
-		tuiOpts.Page = agents.browser
+		tuiOpts.Page = pageSources{agents.browser}
 		feeders.Go(func() { markReviews(ctx, eng, agents.browser) })
 		// Quitting withdraws the agents' calls before the TUI cancels the
 		// conversations, so each call's result names the shutdown.

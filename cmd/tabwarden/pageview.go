@@ -7,6 +7,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/tui"
 )
 
 // markReviews keeps the target of the action review on the console's
@@ -57,9 +58,9 @@ func markOf(r *consent.Review) browser.Mark {
 	return browser.Mark{}
 }
 
-// pageSources is the page view's browser side over several browsers (the
-// demo's agent browser and its policy run's): each tab's calls go to the
-// browser that owns it.
+// pageSources is the page view's browser side over one browser (the
+// console's) or several (the demo's agent browser and its policy run's):
+// each tab's calls go to the browser that owns it.
 type pageSources []*browser.Browser
 
 func (ps pageSources) owner(tab consent.TabID) *browser.Browser {
@@ -85,4 +86,9 @@ func (ps pageSources) PageClick(ctx context.Context, tab consent.TabID, x, y flo
 
 func (ps pageSources) PageText(ctx context.Context, tab consent.TabID) ([]string, error) {
 	return ps.owner(tab).PageText(ctx, tab)
+}
+
+func (ps pageSources) PageFocus(ctx context.Context, tab consent.TabID) (tui.PageFocus, error) {
+	f, err := ps.owner(tab).PageFocus(ctx, tab)
+	return tui.PageFocus{Label: f.Label(), Box: f.Box, HasBox: f.HasBox}, err
 }
