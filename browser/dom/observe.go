@@ -17,9 +17,13 @@ import (
 // cursor's observation under the same id while it is fresh; once stale, the
 // same offsets are served from a new observation (a note says so). A since
 // whose base is unknown or of another document gives a full listing with a
-// note instead of an error.
+// note instead of an error. A document's first observation, unless
+// textChars is given, carries a FirstLookTextChars digest of the text instead
+// of a DefaultTextChars page (design.md §6: the first observation is kept
+// small); the header says what it left out and the cursor continues it.
 func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, error) {
 	textChars := req.TextChars
+	defaulted := textChars == 0
 	switch {
 	case textChars < 0:
 		return nil, errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "textChars must be between 0 and %d", MaxTextChars)
@@ -47,13 +51,16 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 				if req.IncludeImage && base.image == nil {
 					notes = append(notes, "no image on a cursor page; observe without cursor for one")
 				}
-				return t.render(base, nil, elemOff, textOff, textChars, notes, base.image), nil
+				return t.render(base, nil, elemOff, textOff, textChars, false, notes, base.image), nil
 			} else if errcode.Of(err) != errcode.StaleObservation {
 				return nil, err
 			}
 		}
 		notes = append(notes, "the page changed since that cursor was issued; this is a new observation at the same offsets")
 	}
+	t.mu.Lock()
+	lastDoc := t.snap.token
+	t.mu.Unlock()
 	o, sensitive, err := t.snapshot(ctx)
 	if err != nil {
 		return nil, cdpedge.Failed(ctx, "observe", err)
@@ -85,7 +92,11 @@ func (t *Tab) Observe(ctx context.Context, req ObserveRequest) (*Observation, er
 			diff = base
 		}
 	}
-	return t.render(o, diff, elemOff, textOff, textChars, notes, img), nil
+	firstLook := defaulted && req.Cursor == "" && o.state.Token != lastDoc
+	if firstLook {
+		textChars = FirstLookTextChars
+	}
+	return t.render(o, diff, elemOff, textOff, textChars, firstLook, notes, img), nil
 }
 
 func (t *Tab) store(o *observation) {

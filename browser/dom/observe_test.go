@@ -3,6 +3,7 @@ package dom
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image/png"
 	"strings"
 	"testing"
@@ -192,12 +193,20 @@ func TestElementPagingAndCursor(t *testing.T) {
 func TestTextPaging(t *testing.T) {
 	bs := benchServer(t)
 	_, tab := openTab(t, bs.URL+"/app?n=500", Options{})
+	// The document's first observation carries a digest of its text,
+	// cut at a line end, and says where the rest starts.
 	o := observe(t, tab, ObserveRequest{})
-	if got := utf8.RuneCountInString(o.Text); got != DefaultTextChars || o.Counts.TextChars <= 3*MaxTextChars/2 {
-		t.Fatalf("first text page %d chars of %d", got, o.Counts.TextChars)
+	got := utf8.RuneCountInString(o.Text)
+	if got > FirstLookTextChars || got < FirstLookTextChars/2 || o.Counts.TextChars <= 3*MaxTextChars/2 {
+		t.Fatalf("first look: text page %d chars of %d", got, o.Counts.TextChars)
 	}
-	if !strings.Contains(o.TextForm, "text chars 4001-") {
+	if o.Counts.TextTo != got || !strings.Contains(o.TextForm, fmt.Sprintf("left out: elements 201-%d, text chars %d-", o.Counts.Elements, got+1)) {
 		t.Fatalf("header does not say the text was cut:\n%s", o.TextForm[:400])
+	}
+	// Later observations of the same document carry the default page.
+	again := observe(t, tab, ObserveRequest{})
+	if n := utf8.RuneCountInString(again.Text); n != DefaultTextChars || !strings.Contains(again.TextForm, "text chars 4001-") {
+		t.Fatalf("second observation: text page %d chars:\n%s", n, again.TextForm[:400])
 	}
 	full := o.Text
 	cur := o.NextCursor
@@ -215,8 +224,27 @@ func TestTextPaging(t *testing.T) {
 	if strings.Contains(o.Text, "Prices") || !strings.Contains(full, "Prices") {
 		t.Fatal("paged text does not reach the end of the page")
 	}
+	if full[len(o.Text)] != '\n' {
+		t.Fatalf("the digest does not end at a line end: %q", o.Text[len(o.Text)-40:])
+	}
 	_, err := tab.Observe(testCtx(t), ObserveRequest{TextChars: -1})
 	wantCode(t, err, errcode.InvalidAction)
+}
+
+// textChars given on a document's first observation is honoured as is, and
+// a navigation makes the next observation a first look again.
+func TestFirstLookTextCharsAndNavigation(t *testing.T) {
+	bs := benchServer(t)
+	page, tab := openTab(t, bs.URL+"/app?n=500", Options{})
+	o := observe(t, tab, ObserveRequest{TextChars: 5000})
+	if n := utf8.RuneCountInString(o.Text); n != 5000 {
+		t.Fatalf("textChars 5000 on a first observation gave %d", n)
+	}
+	navigate(t, page, bs.URL+"/app?n=50")
+	o = observe(t, tab, ObserveRequest{})
+	if n := utf8.RuneCountInString(o.Text); n > FirstLookTextChars || o.NextCursor == "" {
+		t.Fatalf("first observation after a navigation: %d text chars, cursor %q", n, o.NextCursor)
+	}
 }
 
 func TestSinceDiffAfterOneClick(t *testing.T) {

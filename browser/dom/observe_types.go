@@ -10,7 +10,12 @@ import (
 const (
 	MaxElements      = 200
 	DefaultTextChars = 4000
-	MaxTextChars     = 16000
+	// FirstLookTextChars is the text page of a document's first observation
+	// when textChars is not given: a digest of the page's opening text,
+	// cut at a line or word end, beside the whole element list. The rest
+	// follows with the cursor (DefaultTextChars a page) or textChars.
+	FirstLookTextChars = 600
+	MaxTextChars       = 16000
 	// maxStoredText bounds the page text kept for paging; beyond it the
 	// header says the text was cut.
 	maxStoredText = 1 << 20
@@ -23,7 +28,8 @@ type ObserveRequest struct {
 	Cursor string
 	// Since asks for a diff against that observation.
 	Since string
-	// TextChars is the size of the text page; 0 means DefaultTextChars,
+	// TextChars is the size of the text page; 0 means FirstLookTextChars
+	// on a document's first observation and DefaultTextChars otherwise,
 	// more than MaxTextChars is cut to MaxTextChars.
 	TextChars int
 }

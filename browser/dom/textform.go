@@ -75,8 +75,9 @@ func shortURL(raw string) string {
 }
 
 // render builds the page of o starting at the given offsets, or the diff
-// against base when base is not nil.
-func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textChars int, notes []string, img []byte) *Observation {
+// against base when base is not nil. A digest text page ends at a line or
+// word end when one falls in its second half.
+func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textChars int, digest bool, notes []string, img []byte) *Observation {
 	t.mu.Lock()
 	left := t.lifetime - o.age(t.now())
 	t.mu.Unlock()
@@ -114,6 +115,10 @@ func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textCh
 		if textOff < runes {
 			end := min(textOff+textChars, runes)
 			ob.Text = runeSlice(o.text, textOff, end)
+			if digest && end < runes {
+				ob.Text = cutAtBoundary(ob.Text)
+				end = textOff + utf8.RuneCountInString(ob.Text)
+			}
 			c.TextFrom, c.TextTo = textOff+1, end
 		}
 		nextE, nextT := len(o.elements), runes
@@ -136,6 +141,19 @@ func (t *Tab) render(o *observation, base *observation, elemOff, textOff, textCh
 	}
 	ob.TextForm = textForm(ob)
 	return ob
+}
+
+// cutAtBoundary shortens s to its last line end, else its last word end,
+// when that keeps at least half of s; otherwise s is returned whole.
+func cutAtBoundary(s string) string {
+	half := len(s) / 2
+	if i := strings.LastIndexByte(s, '\n'); i >= half {
+		return s[:i]
+	}
+	if i := strings.LastIndexAny(s, " \t"); i >= half {
+		return s[:i]
+	}
+	return s
 }
 
 // runeSlice is string([]rune(s)[from:to]) without converting all of s.

@@ -194,3 +194,17 @@ func TestRuneSliceAndUTF16Len(t *testing.T) {
 		}
 	}
 }
+
+func TestCutAtBoundary(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"one two\nthree four five", "one two\nthree four"}, // the line end is in the first half: a word end
+		{"heading line\nsecond line\nthi", "heading line\nsecond line"},
+		{"abcdefghij klm", "abcdefghij"},
+		{"ab cdefghijklmnop", "ab cdefghijklmnop"}, // no end in the second half: kept whole
+		{"", ""},
+	} {
+		if got := cutAtBoundary(c.in); got != c.want {
+			t.Errorf("cutAtBoundary(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

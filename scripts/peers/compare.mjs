@@ -1,5 +1,6 @@
 // Measures tabwarden's browser_observe next to Playwright MCP's
-// browser_snapshot and Chrome DevTools MCP's take_snapshot in one run: the
+// browser_snapshot, Chrome DevTools MCP's take_snapshot and agent-browser's
+// `snapshot -i` (its CLI, as its docs tell agents to use it) in one run: the
 // same pages (served from the team bench's pages.mjs), the same reps and the
 // same Chromium binary, with the method of /work/shared/bench/peers.mjs
 // (navigate once per size, then time the snapshot tool `reps` times and
@@ -8,10 +9,18 @@
 // Usage (scripts/peers/run.sh does all of this):
 //   node compare.mjs --deps DIR --bench BIN [--pages pages.mjs]
 //                    [--sizes 50,500,2000] [--reps 7] [--chromium PATH]
-//                    [--only tabwarden,playwright-mcp,chrome-devtools-mcp]
-//                    [--no-walk]
-// DIR holds node_modules with @modelcontextprotocol/sdk, @playwright/mcp and
-// chrome-devtools-mcp; BIN is the built scripts/peers/tabwarden-bench.
+//                    [--only tabwarden,playwright-mcp,chrome-devtools-mcp,agent-browser]
+//                    [--no-walk] [--dump DIR]
+// DIR holds node_modules with @modelcontextprotocol/sdk, @playwright/mcp,
+// chrome-devtools-mcp and agent-browser; BIN is the built
+// scripts/peers/tabwarden-bench. --dump writes each server's first snapshot
+// text per size to DIR/<server>-<n>.txt (and a later one, when it differs,
+// to DIR/<server>-<n>-repeat.txt), to read what the model reads.
+//
+// `chars` is the first snapshot of each page, the one an agent reads on
+// arrival; `chars_repeat` the last rep's. The peers answer the same both
+// times; tabwarden's first observation of a document carries a short text
+// digest and later ones its default text page (docs/design.md §6).
 //
 // Stdout: a meta line, one JSON line per (server, n), then one ratio line per
 // (peer, n). Stderr: the same as a Markdown table.
@@ -25,10 +34,10 @@
 // any other and stay in the medians; each row lists the reviews that fell
 // inside its calls (`reviews`) and the first rep's time (`observe_ms_first`).
 import { createRequire } from 'node:module';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -43,6 +52,8 @@ const bench = arg('--bench', '');
 const pagesPath = resolve(arg('--pages', process.env.PEER_PAGES || '/work/shared/bench/pages.mjs'));
 const only = arg('--only', '').split(',').filter(Boolean);
 const walk = !argv.includes('--no-walk');
+const dump = arg('--dump', '');
+if (dump) mkdirSync(dump, { recursive: true });
 
 const require = createRequire(join(deps, 'package.json'));
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
@@ -74,7 +85,7 @@ const peer = (name, args, navigate, snapshot, refs) => ({
       client,
       navigate: url => [navigate(url)],
       snapshot: () => snapshot(),
-      measure: res => { const t = text(res); return { chars: t.length, refs: refs(t) }; },
+      measure: res => { const t = text(res); return { chars: t.length, refs: refs(t), text: t }; },
       async stop() {
         const pid = transport.pid;
         await client.close();
@@ -85,6 +96,43 @@ const peer = (name, args, navigate, snapshot, refs) => ({
     };
   },
 });
+
+// agent-browser is a CLI with a daemon per session: `open URL`, then
+// `snapshot -i` (interactive elements only, what its docs tell agents to
+// use). Each call is one run of its native binary, as an agent's shell tool
+// would run it, so its times include starting that process. Its answer is
+// the stdout without the trailing newline.
+const agentBrowser = {
+  name: 'agent-browser',
+  async start() {
+    const exe = join(deps, 'node_modules', 'agent-browser', 'bin', `agent-browser-${process.platform}-${process.arch === 'x64' ? 'x64' : process.arch}`);
+    const home = mkdtempSync(join(tmpdir(), 'peer-'));
+    const session = `bench${process.pid}`;
+    const env = { ...process.env, HOME: home };
+    const run = args => new Promise(ok => execFile(exe, ['--session', session, ...args], { env, maxBuffer: 64 << 20 }, (err, stdout, stderr) => ok({ err, stdout: stdout.replace(/\n$/, ''), stderr })));
+    let launched = false;
+    const client = {
+      async callTool({ name, arguments: a }) {
+        const args = name === 'open'
+          ? [...(launched ? [] : ['--executable-path', chromium, '--args', '--no-sandbox,--disable-background-networking']), 'open', a.url]
+          : ['snapshot', '-i'];
+        const r = await run(args);
+        if (name === 'open' && !r.err) launched = true;
+        return { isError: !!r.err, content: [{ type: 'text', text: r.err ? `${r.err.message} ${r.stderr}` : r.stdout }] };
+      },
+    };
+    return {
+      client,
+      navigate: url => [['open', { url }]],
+      snapshot: () => ['snapshot', {}],
+      measure: res => { const t = text(res); return { chars: t.length, refs: (t.match(/\bref=e\d+/g) || []).length, text: t }; },
+      async stop() {
+        await run(['close']);
+        rmSync(home, { recursive: true, force: true });
+      },
+    };
+  },
+};
 
 const servers = [
   {
@@ -107,7 +155,7 @@ const servers = [
         client, info, events,
         navigate: url => tabId ? [['browser_navigate', { tabId, url }]] : [['browser_open', { url }], res => { tabId = body(res).tabId; }],
         snapshot: (extra = {}) => ['browser_observe', { tabId, ...extra }],
-        measure: res => { const b = body(res); const snap = b.snapshot || ''; return { chars: text(res).length, refs: twRefs(snap), snapshot_field_chars: snap.length, counts: b.counts, cursor: b.cursor || '', left_out: b.leftOut }; },
+        measure: res => { const b = body(res); const snap = b.snapshot || ''; return { chars: text(res).length, text: text(res), refs: twRefs(snap), snapshot_field_chars: snap.length, counts: b.counts, cursor: b.cursor || '', left_out: b.leftOut }; },
         async stop() {
           await transport.terminateSession().catch(() => {});
           await client.close();
@@ -121,6 +169,7 @@ const servers = [
     url => ['browser_navigate', { url }], () => ['browser_snapshot', {}], t => (t.match(/\[ref=/g) || []).length),
   peer('chrome-devtools-mcp', ['--headless', '--isolated', '--executablePath', chromium, '--chromeArg=--no-sandbox', '--chromeArg=--disable-background-networking'],
     url => ['navigate_page', { pageId: 1, url, type: 'url' }], () => ['take_snapshot', { pageId: 1 }], t => (t.match(/uid=/g) || []).length),
+  agentBrowser,
 ];
 
 // gone waits for pid to exit, then ends it by pid: SIGTERM, and SIGKILL
@@ -161,7 +210,7 @@ function reviewsIn(events, log) {
 const chromiumVersion = (() => { try { return execFileSync(chromium, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { return 'unknown'; } })();
 console.log(JSON.stringify({ meta: {
   date: new Date().toISOString(), cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium: chromiumVersion,
-  sizes, reps, peers: { '@playwright/mcp': version('@playwright/mcp'), 'chrome-devtools-mcp': version('chrome-devtools-mcp'), '@modelcontextprotocol/sdk': version('@modelcontextprotocol/sdk') },
+  sizes, reps, peers: { '@playwright/mcp': version('@playwright/mcp'), 'chrome-devtools-mcp': version('chrome-devtools-mcp'), 'agent-browser': version('agent-browser'), '@modelcontextprotocol/sdk': version('@modelcontextprotocol/sdk') },
 } }));
 
 const http = await serve(0);
@@ -182,13 +231,18 @@ try {
           navMs = ms; navChars = text(res).length;
           if (after) after(res);
         }
-        const times = []; let last;
+        const times = []; let first, last;
         for (let k = 0; k < reps; k++) {
           const [st, sa] = h.snapshot();
           const { res, ms } = await call(h.client, st, sa, log);
           times.push(ms); last = h.measure(res);
+          if (k === 0) first = last;
         }
-        const row = { server: s.name, n, navigate_ms: Math.round(navMs), observe_ms_median: round1(median(times)), observe_ms_min: round1(Math.min(...times)), observe_ms_first: round1(times[0]), chars: last.chars, approx_tokens: Math.round(last.chars / 4), refs: last.refs, nav_response_chars: navChars };
+        if (dump) {
+          writeFileSync(join(dump, `${s.name}-${n}.txt`), first.text);
+          if (last.text !== first.text) writeFileSync(join(dump, `${s.name}-${n}-repeat.txt`), last.text);
+        }
+        const row = { server: s.name, n, navigate_ms: Math.round(navMs), observe_ms_median: round1(median(times)), observe_ms_min: round1(Math.min(...times)), observe_ms_first: round1(times[0]), chars: first.chars, chars_repeat: last.chars, approx_tokens: Math.round(first.chars / 4), refs: first.refs, nav_response_chars: navChars };
         if (s.name === 'tabwarden') {
           Object.assign(row, { snapshot_field_chars: last.snapshot_field_chars, counts: last.counts, left_out: last.left_out, paged: !!last.cursor });
           if (walk) {
@@ -224,14 +278,14 @@ for (const n of sizes) {
   const tw = rows.find(r => r.server === 'tabwarden' && r.n === n);
   if (!tw) continue;
   for (const p of rows.filter(r => r.server !== 'tabwarden' && r.n === n)) {
-    const r = { ratio: `tabwarden/${p.server}`, n, observe_ms_median: r2(tw.observe_ms_median, p.observe_ms_median), chars: r2(tw.chars, p.chars), walk_ms: r2(tw.walk_ms, p.observe_ms_median), walk_chars: r2(tw.walk_chars, p.chars) };
+    const r = { ratio: `tabwarden/${p.server}`, n, observe_ms_median: r2(tw.observe_ms_median, p.observe_ms_median), chars: r2(tw.chars, p.chars), chars_repeat: r2(tw.chars_repeat, p.chars_repeat), walk_ms: r2(tw.walk_ms, p.observe_ms_median), walk_chars: r2(tw.walk_chars, p.chars) };
     ratios.push(r);
     console.log(JSON.stringify(r));
   }
 }
 
-const table = ['| server | n | observe median ms | first ms | chars | refs | tabwarden full walk (pages, ms, chars) |', '|---|---:|---:|---:|---:|---:|---|'];
-for (const r of rows) table.push(`| ${r.server} | ${r.n} | ${r.observe_ms_median} | ${r.observe_ms_first} | ${r.chars} | ${r.refs} | ${r.walk_pages ? `${r.walk_pages}, ${r.walk_ms}, ${r.walk_chars}` : ''} |`);
-table.push('', '| ratio | n | observe median ms | chars (first page) | full walk ms | full walk chars |', '|---|---:|---:|---:|---:|---:|');
-for (const r of ratios) table.push(`| ${r.ratio} | ${r.n} | ${r.observe_ms_median} | ${r.chars} | ${r.walk_ms ?? ''} | ${r.walk_chars ?? ''} |`);
+const table = ['| server | n | observe median ms | first ms | chars (first) | chars (repeat) | refs | tabwarden full walk (pages, ms, chars) |', '|---|---:|---:|---:|---:|---:|---:|---|'];
+for (const r of rows) table.push(`| ${r.server} | ${r.n} | ${r.observe_ms_median} | ${r.observe_ms_first} | ${r.chars} | ${r.chars_repeat} | ${r.refs} | ${r.walk_pages ? `${r.walk_pages}, ${r.walk_ms}, ${r.walk_chars}` : ''} |`);
+table.push('', '| ratio | n | observe median ms | chars (first) | chars (repeat) | full walk ms | full walk chars |', '|---|---:|---:|---:|---:|---:|---:|');
+for (const r of ratios) table.push(`| ${r.ratio} | ${r.n} | ${r.observe_ms_median} | ${r.chars} | ${r.chars_repeat} | ${r.walk_ms ?? ''} | ${r.walk_chars ?? ''} |`);
 console.error(table.join('\n'));

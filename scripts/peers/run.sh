@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs scripts/peers/compare.mjs: tabwarden's browser_observe next to
-# Playwright MCP and Chrome DevTools MCP on the same pages and Chromium.
+# Playwright MCP, Chrome DevTools MCP and agent-browser on the same pages and
+# Chromium.
 # Not part of CI or `make test` (it needs npm packages and minutes).
 #
-#   scripts/peers/run.sh [compare.mjs flags: --sizes 50,500,2000 --reps 7 --only ... --no-walk]
+#   scripts/peers/run.sh [compare.mjs flags: --sizes 50,500,2000 --reps 7 --only ... --no-walk --dump DIR]
 #
 # Environment:
 #   PEER_DEPS   a directory whose node_modules has @modelcontextprotocol/sdk,
-#               @playwright/mcp and chrome-devtools-mcp (installed there when
-#               missing). Unset: a temporary directory, removed at the end.
+#               @playwright/mcp, chrome-devtools-mcp and agent-browser
+#               (installed there when missing). Unset: a temporary directory, removed at the end.
 #   PEER_PAGES  the page generator (default /work/shared/bench/pages.mjs).
 #   CHROMIUM    the one Chromium binary all three servers launch
 #               (default: chromium, chromium-browser or google-chrome on PATH).
@@ -38,11 +39,16 @@ chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || com
 [ -n "$chromium" ] || { echo "run.sh: no Chromium on PATH (set CHROMIUM)" >&2; exit 2; }
 
 deps=${PEER_DEPS:-$work/deps}
-if [ ! -d "$deps/node_modules/@playwright/mcp" ] || [ ! -d "$deps/node_modules/chrome-devtools-mcp" ] || [ ! -d "$deps/node_modules/@modelcontextprotocol/sdk" ]; then
+if [ ! -d "$deps/node_modules/@playwright/mcp" ] || [ ! -d "$deps/node_modules/chrome-devtools-mcp" ] || [ ! -d "$deps/node_modules/@modelcontextprotocol/sdk" ] || [ ! -d "$deps/node_modules/agent-browser" ]; then
 	mkdir -p "$deps"
 	[ -f "$deps/package.json" ] || (cd "$deps" && npm init -y >/dev/null)
 	echo "run.sh: npm install into $deps" >&2
-	(cd "$deps" && npm install --no-audit --no-fund @modelcontextprotocol/sdk @playwright/mcp chrome-devtools-mcp >&2)
+	# Pinned so figures from different runs compare the same peers. No
+	# browser downloads: every server runs the one Chromium below.
+	# agent-browser's npm package carries its native binaries; its
+	# postinstall (a GitHub download when one is missing) is not needed.
+	(cd "$deps" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund --ignore-scripts \
+		@modelcontextprotocol/sdk@1.32.2 @playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0 agent-browser@0.41.2 >&2)
 fi
 
 (cd "$root" && go build -o "$work/tabwarden-bench" ./scripts/peers/tabwarden-bench)
