@@ -34,13 +34,16 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
 		"TERM=xterm-256color", "COLORTERM=truecolor",
 	}
-	cmdline := fmt.Sprintf("env %s %s demo --headless --review-delay 300ms --audit %s; echo TWEXIT=$?; sleep 60",
-		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"))
+	// The demo waits for the pipe below: its start line is printed before
+	// the screen comes up, and a pipe attached after it would miss it.
+	cmdline := fmt.Sprintf("tmux -L %s wait-for piped; env %s %s demo --headless --review-delay 300ms --audit %s; echo TWEXIT=$?; sleep 60",
+		name, strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"))
 	c := &tmuxConsole{t: t, name: name}
 	c.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), cmdline)
 	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", name, "kill-server").Run() })
 	pipe := filepath.Join(home, "pane.out")
 	c.tmux("pipe-pane", "-t", name, "-o", "cat >> "+pipe)
+	c.tmux("wait-for", "-S", "piped")
 
 	answer := func(title string) {
 		t.Helper()

@@ -284,11 +284,17 @@ func startPageConsole(tb testing.TB, o pageConsole) (c *tmuxConsole, home string
 	// o.flags come last, so they may override the defaults here.
 	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --audit %s --profile %s %s; echo TWEXIT=$?; sleep 60",
 		strings.Join(env, " "), binPath, filepath.Join(home, "audit.jsonl"), filepath.Join(home, "profile"), o.flags)
+	if o.pipe != "" {
+		// The console waits for the pipe: a pipe attached after its first
+		// bytes would miss them (and a secret among them).
+		cmdline = fmt.Sprintf("tmux -L %s wait-for piped; %s", o.name, cmdline)
+	}
 	c = &tmuxConsole{t: tb, name: o.name, site: site}
 	c.tmux("new-session", "-d", "-s", o.name, "-x", strconv.Itoa(o.cols), "-y", strconv.Itoa(o.rows), cmdline)
 	tb.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", o.name, "kill-server").Run() })
 	if o.pipe != "" {
 		c.tmux("pipe-pane", "-t", o.name, "-o", "cat >> "+o.pipe)
+		c.tmux("wait-for", "-S", "piped")
 	}
 	if o.noDial {
 		return c, home, ep
