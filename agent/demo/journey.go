@@ -38,7 +38,10 @@ func Journey() []Step {
 
 // signInHelp is what the operator does during the take-over; it names the
 // credentials because the screen is all a newcomer has.
-var signInHelp = fmt.Sprintf("Your turn, in the Chromium window: user name %q, password %q (leave One-time code empty), click Sign in "+
+// A window the operator cannot see (xvfb-run) looks like any other display
+// to the demo, so the page view is always named beside the window.
+var signInHelp = fmt.Sprintf("Your turn, in the Chromium window or here (v shows the page, i types into it; tab moves between fields): "+
+	"user name %q, password %q (leave One-time code empty), then Sign in "+
 	"(if Chromium offers to save the password: No thanks). When the page says \"Session active\", press r here.", User, Password)
 
 // headlessSignIn replaces signInHelp when there is no window to sign in

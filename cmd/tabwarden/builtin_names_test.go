@@ -91,11 +91,17 @@ func TestSecondTaskIsBuiltin2(t *testing.T) {
 			t.Errorf("no conversation named %q…; the screen showed %v", want, names)
 		}
 	}
-	var starts []string
+	var starts, stops []string
 	for _, l := range eng.Snapshot().Activity {
 		if strings.Contains(l.Text, "starting on") {
 			starts = append(starts, l.Text)
 		}
+		if strings.Contains(l.Text, "stopped after") {
+			stops = append(stops, l.Text)
+		}
+	}
+	if len(stops) != 3 || !strings.HasPrefix(stops[1], "built-in agent builtin-2 stopped after 2 steps") {
+		t.Errorf("activity stop lines %q", stops)
 	}
 	if len(starts) != 3 || !strings.Contains(starts[1], "built-in agent builtin-2 (test/tabs-then-done) starting on") {
 		t.Errorf("activity start lines %q", starts)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui"
@@ -67,8 +69,19 @@ func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.Pag
 		fp = "unknown (" + err.Error() + ")"
 	}
 	eng.Note("", fmt.Sprintf("SSH console on %s for %s (idle %s, at most %s per session); host key %s: operators check it on first connect",
-		srv.Addr(), names, sshconsole.DefaultIdleTimeout, sshconsole.DefaultMaxSession, fp), !isLoopback(srv.Addr()))
+		srv.Addr(), names, spokenDuration(sshconsole.DefaultIdleTimeout), spokenDuration(sshconsole.DefaultMaxSession), fp), !isLoopback(srv.Addr()))
 	return func() { _ = srv.Close() }, nil
+}
+
+// spokenDuration is d as a person says it: "15 min", "12 h", not 15m0s.
+func spokenDuration(d time.Duration) string {
+	switch {
+	case d > 0 && d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + " h"
+	case d > 0 && d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	}
+	return d.String()
 }
 
 func isLoopback(a net.Addr) bool {
