@@ -252,7 +252,9 @@ type rig struct {
 	tw       string // the tabwarden binary
 	hostsBin string
 	home     string
-	name     string // tmux server and session
+	name     string // tmux session
+	socket   string // tmux server of the running console: one per start
+	starts   int
 	site     *fixture.Server
 	model    *fakemodel.Server
 	egress   *fakemodel.Egress
@@ -309,6 +311,11 @@ func (r *rig) startConsole() {
 	r.t.Helper()
 	cmdline := fmt.Sprintf("env %s %s --headless --review-delay 300ms --review-timeout %s --audit %s --profile %s; echo TWEXIT=$?; sleep 600",
 		strings.Join(append(r.userEnv(), "TERM=xterm-256color"), " "), r.tw, r.reviewTimeout, r.audit, filepath.Join(r.home, "profile"))
+	// A server of its own for each start: the one quit ended may still be
+	// going away, and a client reaching it fails ("server exited
+	// unexpectedly").
+	r.starts++
+	r.socket = fmt.Sprintf("%s-%d", r.name, r.starts)
 	r.tmux("new-session", "-d", "-s", r.name, "-x", "120", "-y", "40", cmdline)
 	r.waitScreen("the console's screen", 40*time.Second, func(s string) bool { return strings.Contains(s, "No review on screen") })
 }
@@ -317,15 +324,15 @@ func (r *rig) startConsole() {
 // conversations) and waits for it to exit, so Chromium is gone before the
 // test removes the profile; then it ends the tmux server.
 func (r *rig) quit() {
-	defer func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", r.name, "kill-server").Run() }()
+	defer func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", r.socket, "kill-server").Run() }()
 	tmux := func(args ...string) {
-		_ = exec.CommandContext(context.Background(), "tmux", append([]string{"-L", r.name}, args...)...).Run()
+		_ = exec.CommandContext(context.Background(), "tmux", append([]string{"-L", r.socket}, args...)...).Run()
 	}
 	tmux("send-keys", "-t", r.name, "q")
 	time.Sleep(300 * time.Millisecond)
 	tmux("send-keys", "-t", r.name, "y")
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		out, _ := exec.CommandContext(context.Background(), "tmux", "-L", r.name, "capture-pane", "-p", "-t", r.name).Output()
+		out, _ := exec.CommandContext(context.Background(), "tmux", "-L", r.socket, "capture-pane", "-p", "-t", r.name).Output()
 		if strings.Contains(string(out), "TWEXIT=") {
 			return
 		}
@@ -347,13 +354,13 @@ func (r *rig) userEnv() []string {
 
 func (r *rig) tmux(args ...string) {
 	r.t.Helper()
-	if out, err := exec.CommandContext(r.t.Context(), "tmux", append([]string{"-L", r.name}, args...)...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(r.t.Context(), "tmux", append([]string{"-L", r.socket}, args...)...).CombinedOutput(); err != nil {
 		r.t.Fatalf("tmux %v: %v %s", args, err, out)
 	}
 }
 
 func (r *rig) screen() string {
-	out, _ := exec.CommandContext(r.t.Context(), "tmux", "-L", r.name, "capture-pane", "-p", "-J", "-t", r.name).Output()
+	out, _ := exec.CommandContext(r.t.Context(), "tmux", "-L", r.socket, "capture-pane", "-p", "-J", "-t", r.name).Output()
 	return string(out)
 }
 
