@@ -40,9 +40,10 @@ import (
 // every element and reads the text, and returns what the host does not
 // already hold (on an unchanged page, the state and the generations) by
 // value. probe-full-ms is the same call asked for everything (every element
-// row and the whole text; 5 reps after the loop), for reference, and
+// row and the whole text; 5 reps after the loop), for reference,
 // mcp-tabs-ms the round trip of browser_tabs, which does no page work: the
-// transport's own share. The MCP call and the probe alternate, swapping
+// transport's own share, and direct-ms browser_observe through the
+// dispatcher with no MCP (the gate, the observation and its JSON result). The MCP call and the probe alternate, swapping
 // order each iteration, so machine load falls on both alike.
 //
 // Needs node (it serves /work/shared/bench/pages.mjs, or $PEER_PAGES) and
@@ -146,7 +147,7 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 			parse("browser_observe", observe())
 			first := parse("browser_observe", observe())
 			probe.full()
-			var mcpT, probeT, fullT, tabsT, ownT []time.Duration
+			var mcpT, probeT, fullT, tabsT, ownT, directT []time.Duration
 			for i := 0; b.Loop(); i++ {
 				var o *mcp.CallToolResult
 				timeObserve := func() {
@@ -170,6 +171,13 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 				callTool("browser_tabs", map[string]any{})
 				tabsT = append(tabsT, time.Since(t0))
 				ownT = append(ownT, mcpT[len(mcpT)-1]-tabsT[len(tabsT)-1])
+				t0 = time.Now()
+				if r := d.Call(ctx, conv, "browser_observe", json.RawMessage(`{"tabId":"`+tabID+`"}`)); r.IsError {
+					b.Fatalf("direct observe: %s", r.JSON())
+				} else {
+					_ = r.JSON()
+				}
+				directT = append(directT, time.Since(t0))
 				if !sameButIDs(parse("browser_observe", o), first) {
 					b.Fatalf("observation changed on an unchanged page")
 				}
@@ -180,17 +188,18 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 				fullT = append(fullT, time.Since(t0))
 			}
 			b.StopTimer()
-			m, p, f, tt, own := median(mcpT), median(probeT), median(fullT), median(tabsT), median(ownT)
+			m, p, f, tt, own, dir := median(mcpT), median(probeT), median(fullT), median(tabsT), median(ownT), median(directT)
 			b.ReportMetric(m, "mcp-ms")
 			b.ReportMetric(p, "probe-ms")
 			b.ReportMetric(m/p, "mcp/probe")
 			b.ReportMetric(own, "own-ms")
 			b.ReportMetric(own/p, "own/probe")
+			b.ReportMetric(dir, "direct-ms")
 			b.ReportMetric(f, "probe-full-ms")
 			b.ReportMetric(tt, "mcp-tabs-ms")
 			b.ReportMetric(0, "ns/op")
-			b.Logf("n=%d: MCP browser_observe %.2f ms, in-page limit probe %.2f ms, observe's own share (observe − browser_tabs, per rep) %.2f ms = %.2f× the probe (target ≤ 1.5); whole round trip %.2f× the probe; probe returning everything %.2f ms; MCP browser_tabs (no page work) %.2f ms; %d reps",
-				n, m, p, own, own/p, m/p, f, tt, len(mcpT))
+			b.Logf("n=%d: MCP browser_observe %.2f ms, in-page limit probe %.2f ms, observe's own share (observe − browser_tabs, per rep) %.2f ms = %.2f× the probe (target ≤ 1.5); whole round trip %.2f× the probe; probe returning everything %.2f ms; MCP browser_tabs (no page work) %.2f ms; the dispatcher called directly (no MCP) %.2f ms; %d reps",
+				n, m, p, own, own/p, m/p, f, tt, dir, len(mcpT))
 		})
 	}
 }
