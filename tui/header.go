@@ -12,6 +12,8 @@ type header struct {
 	s       consent.State
 	version string
 	st      styles
+	// remote is an SSH screen's, where n mints nothing.
+	remote bool
 }
 
 func (h header) Render(w, height int) string { return block(h.lines(w), w, height) }
@@ -26,6 +28,11 @@ func (h header) lines(w int) []string {
 		profile = "unknown"
 	}
 	first := name + "  consent: " + strings.ToUpper(profile) + "  browser: " + orDash(clean(h.s.Info.Browser))
-	second := "MCP: " + orDash(clean(h.s.Info.Endpoint)) + "  policy: " + orDash(clean(h.s.Info.Policy))
+	endpoint := h.s.Info.Endpoint
+	if h.remote {
+		// The console's endpoint line offers its own terminal's n.
+		endpoint = strings.Replace(endpoint, "; n mints another", "", 1)
+	}
+	second := "MCP: " + orDash(clean(endpoint)) + "  policy: " + orDash(clean(h.s.Info.Policy))
 	return []string{h.st.title.Render(trunc(first, w)), trunc(second, w)}
 }

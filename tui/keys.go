@@ -1,10 +1,17 @@
 package tui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // keyMap holds every binding of design.md §4. The footer and the help screen
 // render from it, so what is shown is what is bound.
 type keyMap struct {
+	// remote is an SSH screen's: n only says tokens are minted at the
+	// console's terminal, so the footer does not offer it.
+	remote   bool
 	Approve  key.Binding
 	Scoped   key.Binding
 	Grants   key.Binding
@@ -77,7 +84,11 @@ func defaultKeyMap() keyMap {
 // conversation's own line in the inventory names its key. Prompt shows
 // only when enabled (the console can start tasks).
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Prompt, k.Oldest, k.NextConv, k.Details, k.Help, k.Quit}
+	b := []key.Binding{k.Approve, k.Deny, k.TakeOver, k.Resume, k.Cancel, k.Mint, k.Prompt, k.Oldest, k.NextConv, k.Details, k.Help, k.Quit}
+	if k.remote {
+		b = slices.DeleteFunc(b, func(x key.Binding) bool { return x.Help().Key == "n" })
+	}
+	return b
 }
 
 // wideFooter is the width from which the footer has room for every
@@ -105,10 +116,14 @@ func (k keyMap) NarrowHelp() []key.Binding {
 	if k.Prompt.Enabled() {
 		agents = short(k.Prompt, "task")
 	}
-	return []key.Binding{
+	b := []key.Binding{
 		short(k.TakeOver, "take"), k.Resume, short(k.Cancel, "stop"), agents, short(k.Oldest, "next"),
 		short(k.NextConv, "conv"), key.NewBinding(key.WithKeys("enter"), key.WithHelp("↵", "details")), k.Help, k.Quit,
 	}
+	if k.remote {
+		b = slices.DeleteFunc(b, func(x key.Binding) bool { return x.Help().Key == "n" })
+	}
+	return b
 }
 
 // FullHelp is the `?` screen, one column per concern.

@@ -157,7 +157,7 @@ func (s *stack) take(sec section, n int) {
 // gives the review panel.
 func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH int) {
 	w, h := m.size()
-	hdr := header{s: m.state, version: m.opts.Version, st: m.st}
+	hdr := header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}
 	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache}
 	if m.promptOpen {
 		ftr.prompt = m.input.View()

@@ -122,6 +122,7 @@ func New(svc Service, opts Options) Model {
 	h.ShortSeparator = "  "
 	keys := defaultKeyMap()
 	keys.Prompt.SetEnabled(opts.StartTask != nil)
+	keys.remote = opts.Remote
 	m := Model{
 		svc:       svc,
 		opts:      opts,

@@ -516,7 +516,7 @@ func (m Model) pageGeomCells() pageGeom {
 		rest := max(60, w*2/5)
 		return pageGeom{side: true, restW: rest, restH: h, x0: rest + 1, y0: 0, pw: w - rest - 1, ph: h}
 	}
-	hdrH := len(header{s: m.state, version: m.opts.Version, st: m.st}.lines(w))
+	hdrH := len(header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}.lines(w))
 	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st}
 	body := max(0, h-hdrH-len(ftr.lines(w)))
 	// The picture wants w columns at the viewport's shape (4:3 until the

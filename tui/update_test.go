@@ -487,3 +487,31 @@ func TestRemoteScreenSelectsAConversation(t *testing.T) {
 		t.Error("the first conversation to arrive was not selected")
 	}
 }
+
+// An SSH screen does not offer n (only the console's terminal mints
+// tokens): neither its footer nor its header names it, at either width,
+// and n there still says where tokens are minted (issue 25 walk).
+func TestRemoteScreenDoesNotOfferMint(t *testing.T) {
+	s := baseState()
+	s.Info.Endpoint = "http://127.0.0.1:8765/mcp (token: default; n mints another)"
+	for _, w := range []int{80, 140} {
+		for _, remote := range []bool{false, true} {
+			f := newFake(s)
+			m := New(f, Options{Now: fixedClock, Operator: consent.Operator{Name: "bob"}, Remote: remote})
+			t.Cleanup(m.Close)
+			r := newRunner()
+			m = r.update(m, tea.WindowSizeMsg{Width: w, Height: 30})
+			sc := screen(m)
+			offers := strings.Contains(sc, "n tokens") || strings.Contains(sc, "n mints another")
+			if offers == remote {
+				t.Errorf("%d columns, remote %v: offers n %v:\n%s", w, remote, offers, sc)
+			}
+			if remote {
+				m = r.update(m, press("n"))
+				if !strings.Contains(screen(m), "minted at the console's own terminal") {
+					t.Errorf("n on an SSH screen says nothing:\n%s", screen(m))
+				}
+			}
+		}
+	}
+}

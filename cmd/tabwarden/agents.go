@@ -95,6 +95,8 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	}
 	info := eng.Snapshot().Info
 	info.Browser = br.String()
+	// SSH screens drop "; n mints another" (tui header): only the
+	// console's terminal mints.
 	info.Endpoint = url + " (token: default; n mints another)"
 	eng.SetInfo(info)
 	// Never the token itself: the activity log is on every screen, SSH ones
