@@ -3,6 +3,7 @@ package consent
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -60,7 +61,24 @@ func (e *Engine) startGraceLocked(c *conv, tabs []TabID) {
 	gen := en.gen
 	en.stop = e.afterFunc(e.cfg.EndedTabGrace, func() { e.graceOver(c.id, gen) })
 	e.ended[c.id] = en
-	e.addActivityLocked(c.id, fmt.Sprintf("its %d tab(s) close in %s unless you keep them (o)", len(tabs), clock(e.cfg.EndedTabGrace)), false)
+	e.addActivityLocked(c.id, closeNotice(len(tabs), clock(e.cfg.EndedTabGrace)), false)
+}
+
+// closeNotice is the activity line of an ended conversation's tabs:
+// "its 2 tabs close in 2:00 unless you keep them (o)".
+func closeNotice(n int, in string) string {
+	if n == 1 {
+		return "its 1 tab closes in " + in + " unless you keep it (o)"
+	}
+	return "its " + countOf(n, "tab") + " close in " + in + " unless you keep them (o)"
+}
+
+// countOf is "1 tab", "2 tabs".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // graceOver closes what is left of an ended conversation's tabs.
@@ -78,8 +96,8 @@ func (e *Engine) graceOver(id ConversationID, gen uint64) {
 		return
 	}
 	e.announceLocked(Event{Kind: EventCloseTabs, Conversation: id, Tabs: tabs},
-		audit.Record{Kind: audit.KindSession, By: "engine", Note: fmt.Sprintf("closing %d tab(s) of the ended conversation after %s", len(tabs), clock(e.cfg.EndedTabGrace))},
-		fmt.Sprintf("closing %d tab(s) of ended %s", len(tabs), en.name), false)
+		audit.Record{Kind: audit.KindSession, By: "engine", Note: fmt.Sprintf("closing %s of the ended conversation after %s", countOf(len(tabs), "tab"), clock(e.cfg.EndedTabGrace))},
+		fmt.Sprintf("closing %s of ended %s", countOf(len(tabs), "tab"), en.name), false)
 }
 
 // KeepTabs keeps the tabs of the ended conversation id open: they stay
@@ -100,8 +118,8 @@ func (e *Engine) KeepTabsAs(id ConversationID, op Operator) error {
 	e.dropEndingLocked(en)
 	n := len(e.endingTabsLocked(en))
 	e.announceLocked(Event{Kind: EventTabsKept, Conversation: id},
-		withOperator(audit.Record{Kind: audit.KindSession, By: "operator", Note: fmt.Sprintf("kept %d tab(s) of the ended conversation", n)}, op),
-		fmt.Sprintf("kept %d tab(s) of ended %s: they stay as operator tabs", n, en.name), false)
+		withOperator(audit.Record{Kind: audit.KindSession, By: "operator", Note: fmt.Sprintf("kept %s of the ended conversation", countOf(n, "tab"))}, op),
+		fmt.Sprintf("kept %s of ended %s: they stay as operator tabs", countOf(n, "tab"), en.name), false)
 	return nil
 }
 

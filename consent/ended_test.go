@@ -112,7 +112,7 @@ func TestEndedConversationTabsCloseAfterTheGrace(t *testing.T) {
 	if owner, _ := h.e.Owner("t1"); owner != "" {
 		t.Fatalf("t1 owned by %q during the grace", owner)
 	}
-	if !strings.Contains(st.Activity[len(st.Activity)-1].Text, "its 2 tab(s) close in 2:00 unless you keep them (o)") {
+	if !strings.Contains(st.Activity[len(st.Activity)-1].Text, "its 2 tabs close in 2:00 unless you keep them (o)") {
 		t.Fatalf("activity %+v", st.Activity[len(st.Activity)-1])
 	}
 
@@ -132,7 +132,7 @@ func TestEndedConversationTabsCloseAfterTheGrace(t *testing.T) {
 	for _, r := range records(h.mem, audit.KindSession) {
 		notes = append(notes, r.By+": "+r.Note)
 	}
-	if !slices.Contains(notes, "engine: closing 2 tab(s) of the ended conversation after 2:00") {
+	if !slices.Contains(notes, "engine: closing 2 tabs of the ended conversation after 2:00") {
 		t.Fatalf("audit notes %q", notes)
 	}
 	// The grace fires once.
@@ -175,7 +175,7 @@ func TestKeepTabsOfAnEndedConversation(t *testing.T) {
 	}
 	found := false
 	for _, r := range records(h.mem, audit.KindSession) {
-		found = found || (r.By == "operator" && r.Conversation == "c1" && r.Note == "kept 2 tab(s) of the ended conversation")
+		found = found || (r.By == "operator" && r.Conversation == "c1" && r.Note == "kept 2 tabs of the ended conversation")
 	}
 	if !found {
 		t.Fatalf("keep not audited: %+v", h.mem.Records())

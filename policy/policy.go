@@ -193,7 +193,11 @@ func (p *Policy) Format() string {
 		return "No managed policy.\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Managed policy from %d file(s):\n", len(p.Sources))
+	if len(p.Sources) == 1 {
+		b.WriteString("Managed policy from 1 file:\n")
+	} else {
+		fmt.Fprintf(&b, "Managed policy from %d files:\n", len(p.Sources))
+	}
 	for _, s := range p.Sources {
 		fmt.Fprintf(&b, "  %s\n", s)
 	}

@@ -30,7 +30,7 @@ func TestEndedConversationCountsDownAndOKeepsItsTabs(t *testing.T) {
 	if got := f.Calls(); !slices.Equal(got, []string{"keep c5e6"}) {
 		t.Fatalf("calls = %v, want keep c5e6", got)
 	}
-	if !strings.Contains(screen(m), "kept 2 tab(s) of cursor · Cursor") {
+	if !strings.Contains(screen(m), "kept 2 tabs of cursor · Cursor") {
 		t.Errorf("no feedback after o:\n%s", screen(m))
 	}
 }

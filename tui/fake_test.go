@@ -325,7 +325,7 @@ func endedState() consent.State {
 		CloseAt: fixedNow.Add(105 * time.Second), Tabs: []consent.TabID{"t5", "t6"}}}
 	s.Selection = consent.Selection{Conversation: "c5e6"}
 	s.Activity = append(s.Activity, consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor", Text: "conversation ended: cursor · Cursor"},
-		consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor", Text: "its 2 tab(s) close in 2:00 unless you keep them (o)"})
+		consent.Activity{Time: fixedNow.Add(-15 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor", Text: "its 2 tabs close in 2:00 unless you keep them (o)"})
 	return s
 }
 
@@ -337,7 +337,7 @@ func dismissedState() consent.State {
 	s.Ended = nil
 	s.Selection = consent.Selection{Conversation: "c1a2", Tab: "t1"}
 	s.Activity = append(s.Activity, consent.Activity{Time: fixedNow.Add(-2 * time.Second), Conversation: "c5e6", Name: "cursor · Cursor",
-		Text: "kept 2 tab(s) of ended cursor · Cursor: they stay as operator tabs"})
+		Text: "kept 2 tabs of ended cursor · Cursor: they stay as operator tabs"})
 	return s
 }
 

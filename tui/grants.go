@@ -194,7 +194,7 @@ func (g grantsBox) lines(w int) []string {
 		// Two lines a grant: what it allows where (the origin whole), then
 		// whose it is and how much of it is left.
 		line := fmt.Sprintf("%s%s %s on %s", mark, clean(s.ID), clean(string(s.Class)), clean(s.Origin))
-		more := fmt.Sprintf("    %s · %d use(s) · %s left · by %s", conv, s.Uses, leftText(s.Expires, g.now), by)
+		more := fmt.Sprintf("    %s · %s · %s left · by %s", conv, countOf(s.Uses, "use"), leftText(s.Expires, g.now), by)
 		if j == i {
 			out = append(out, g.st.selected.Render(padRight(trunc(line, w), w)))
 		} else {

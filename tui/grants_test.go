@@ -83,7 +83,7 @@ func TestScopedKeyGivesAGrantShownAsAChipAndRevokedFromG(t *testing.T) {
 	m, _ = keys(m, "G")
 	s = screen(m)
 	id := m.state.Grants[0].ID
-	if !strings.Contains(s, "▸ "+id+" click on https://shop.test") || !strings.Contains(s, "agent one · 1 use(s) · 15:00 left · by ana") {
+	if !strings.Contains(s, "▸ "+id+" click on https://shop.test") || !strings.Contains(s, "agent one · 1 use · 15:00 left · by ana") {
 		t.Fatalf("G list:\n%s", s)
 	}
 	m, _ = keys(m, "X")

@@ -326,7 +326,7 @@ func (v inventory) detailLines(c consent.ConversationState, t consent.TabState, 
 		b.field("grants", clean(strings.Join(c.Grants, ", ")))
 	}
 	if t.Blocked || t.BlockedRequests > 0 {
-		b.field("blocked", fmt.Sprintf("%d request(s). %s", t.BlockedRequests, blockedText))
+		b.field("blocked", countOf(t.BlockedRequests, "request")+". "+blockedText)
 	}
 	out := make([]string, 0, len(b.lines))
 	for _, l := range b.lines {

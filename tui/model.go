@@ -429,7 +429,7 @@ func (m *Model) keepTabs() tea.Cmd {
 		if err := m.keepTabsOf(en.ID); err != nil {
 			return m.setFlash("keep failed: " + clean(err.Error()))
 		}
-		return m.setFlash(fmt.Sprintf("kept %d tab(s) of %s: they stay open as operator tabs", len(en.Tabs), clean(en.Name)))
+		return m.setFlash(fmt.Sprintf("kept %s of %s: they stay open as operator tabs", countOf(len(en.Tabs), "tab"), clean(en.Name)))
 	}
 	return m.setFlash("nothing to keep: select an ended conversation whose tabs are about to close")
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -237,3 +238,11 @@ func rule(title string, w int, ch string) string {
 }
 
 func splitLines(s string) []string { return strings.Split(s, "\n") }
+
+// countOf is "1 tab", "2 tabs": no "(s)" on the screen.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -103,7 +103,12 @@ func stepAwaitResume(ctx context.Context, a *Agent) error {
 	if err := a.waitState(ctx, func(consent.State) bool { return !a.cfg.Engine.Paused(a.cfg.Conv) }); err != nil {
 		return err
 	}
-	a.say(fmt.Sprintf("→ resumed; the site saw %d sign-in(s)", countPath(a.cfg.Site, "POST", "/signin")))
+	signIns := "sign-ins"
+	n := countPath(a.cfg.Site, "POST", "/signin")
+	if n == 1 {
+		signIns = "sign-in"
+	}
+	a.say(fmt.Sprintf("→ resumed; the site saw %d %s", n, signIns))
 	return nil
 }
 

@@ -110,7 +110,7 @@ func TestPolicyCheckMergesFiles(t *testing.T) {
 	r.wantCode(t, 0)
 	// Origins intersect: only a.example and bücher.example are in both lists.
 	contains(t, "merged policy", r.stdout,
-		"3 file(s)",
+		"3 files",
 		"Browser origins: 2 allowed",
 		"https://a.example",
 		"https://xn--bcher-kva.example",
@@ -371,7 +371,7 @@ func TestDoctorChromiumFromEnv(t *testing.T) {
 func TestDoctorMissingChromium(t *testing.T) {
 	r := run(t, nil, "doctor", "--chromium", "/nonexistent/chromium", "--headless")
 	r.wantCode(t, 1)
-	contains(t, "doctor", r.stdout, "✗ chromium", "/nonexistent/chromium", "fix:", "1 required check(s) failed")
+	contains(t, "doctor", r.stdout, "✗ chromium", "/nonexistent/chromium", "fix:", "1 required check failed")
 }
 
 func TestDoctorNoDisplay(t *testing.T) {

@@ -52,7 +52,7 @@ func newDoctorCmd(o *options, s streams) *cobra.Command {
 			failed := printChecks(s.out, checks)
 			if failed > 0 {
 				return &exitError{code: exitFailure, reported: true,
-					err: fmt.Errorf("doctor: %d required check(s) failed", failed)}
+					err: fmt.Errorf("doctor: %s failed", plural(failed, "required check"))}
 			}
 			return nil
 		},
@@ -109,7 +109,7 @@ func printChecks(w io.Writer, checks []check) (failed int) {
 	if failed == 0 {
 		fmt.Fprintln(w, "All required checks passed.")
 	} else {
-		fmt.Fprintf(w, "%d required check(s) failed.\n", failed)
+		fmt.Fprintf(w, "%s failed.\n", plural(failed, "required check"))
 	}
 	return failed
 }

@@ -105,7 +105,7 @@ func checkSSH(o *options) (check, bool) {
 		problems = append(problems, err.Error())
 		fixes = append(fixes, "each line: ssh-ed25519 AAAA… ana   (the comment is the operator's name; no options)")
 	} else {
-		c.detail = fmt.Sprintf("%d key(s) for %s", keys.Len(), strings.Join(keys.Names(), ", "))
+		c.detail = fmt.Sprintf("%s for %s", plural(keys.Len(), "key"), strings.Join(keys.Names(), ", "))
 	}
 	hk := sshconsole.DefaultHostKeyPath()
 	if exists, err := sshconsole.CheckHostKey(hk); err != nil {

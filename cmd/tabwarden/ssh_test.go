@@ -42,7 +42,7 @@ func TestDoctorChecksSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, nil, "doctor", "--headless", "--ssh-authorized-keys", good, "--ssh-listen", ":2222")
-	contains(t, "doctor", r.stdout, "✓ ssh console", "1 key(s) for ana", "listens on 127.0.0.1:2222", "host key made on first use")
+	contains(t, "doctor", r.stdout, "✓ ssh console", "1 key for ana", "listens on 127.0.0.1:2222", "host key made on first use")
 
 	// Once the host key exists, doctor shows the fingerprint ssh asks the
 	// operator to check on first connect.
