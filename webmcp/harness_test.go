@@ -41,6 +41,9 @@ type fixture struct {
 	cancelled chan string
 	started   chan string
 	frameDone chan string
+	// hostileReady receives hostile.html's signal that every one of its
+	// registrations has settled.
+	hostileReady chan string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -49,6 +52,7 @@ func newFixture(t *testing.T) *fixture {
 		canary:   "CANARY-SESSION-" + randomID(),
 		recorded: make(chan string, 64), cancelled: make(chan string, 64),
 		started: make(chan string, 64), frameDone: make(chan string, 64),
+		hostileReady: make(chan string, 8),
 	}
 	dir := filepath.Join("..", "agent", "demo", "fixture", "site", "webmcp")
 	mux := http.NewServeMux()
@@ -72,6 +76,7 @@ func newFixture(t *testing.T) *fixture {
 	})
 	mux.HandleFunc("/cancelled", func(w http.ResponseWriter, r *http.Request) { f.cancelled <- "x" })
 	mux.HandleFunc("/slow-started", func(w http.ResponseWriter, r *http.Request) { f.started <- "x" })
+	mux.HandleFunc("/hostile-ready", func(w http.ResponseWriter, r *http.Request) { f.hostileReady <- "x" })
 	mux.HandleFunc("/frame-done", func(w http.ResponseWriter, r *http.Request) {
 		f.frameDone <- r.URL.Query().Get("name") + ":" + r.URL.Query().Get("r")
 	})
