@@ -82,6 +82,8 @@ type Outcome struct {
 	Reason string
 	// Final is the model's last text.
 	Final string
+	// Steps is how many model turns completed: a turn the provider failed
+	// is not one.
 	Steps int
 	Usage llm.Usage
 	// Err is the failure that ended the run (nil when the model finished or
@@ -141,6 +143,7 @@ func (r *run) loop(ctx context.Context, task string) Outcome {
 			if ctx.Err() != nil {
 				return Outcome{Reason: "stopped by the operator", Final: r.last}
 			}
+			r.step--
 			return Outcome{Reason: "model provider failed: " + err.Error(), Final: r.last, Err: err}
 		}
 		r.usage.Input += turn.Usage.Input

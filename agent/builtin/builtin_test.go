@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -138,5 +139,22 @@ func TestTextOnlyModelIsNotOfferedImages(t *testing.T) {
 	props, _ := m.reqs[0].Tools[0].Schema["properties"].(map[string]any)
 	if _, ok := props["includeImage"]; ok || props == nil {
 		t.Errorf("the tool offered to a text-only model: %+v", m.reqs[0].Tools[0].Schema)
+	}
+}
+
+// failing is a model whose provider refuses every turn.
+type failing struct{ scripted }
+
+func (f *failing) Turn(context.Context, llm.Request, func(string)) (llm.Turn, error) {
+	return llm.Turn{}, errors.New("401 unauthorized")
+}
+
+// A provider that fails the very first turn ended the run before any
+// step: the operator is not told a step was taken.
+func TestProviderFailureIsNoStep(t *testing.T) {
+	var n int
+	out := Run(context.Background(), Config{Model: &failing{}, Session: session(t, &n)}, "task")
+	if out.Err == nil || !strings.Contains(out.Reason, "model provider failed") || out.Steps != 0 || n != 0 {
+		t.Errorf("a failed first turn: %+v after %d calls", out, n)
 	}
 }

@@ -47,6 +47,7 @@ func newDoctorCmd(o *options, s streams) *cobra.Command {
 				isRoot:      os.Geteuid() == 0,
 				hostname:    os.Hostname,
 				pidAlive:    pidAlive,
+				consoleOf:   consoleOf,
 				openDisplay: func() error { return realOpenDisplay(cmd.Context()) },
 			})
 			failed := printChecks(s.out, checks)
@@ -68,6 +69,9 @@ type doctorEnv struct {
 	isRoot   bool
 	hostname func() (string, error)
 	pidAlive func(int) bool
+	// consoleOf finds the tabwarden console a process belongs to (itself
+	// or an ancestor); nil: never known.
+	consoleOf func(pid int) (console int, ok bool)
 	// openDisplay really connects to the display (X11 handshake or Wayland
 	// socket); nil means a headed Chromium could open a window.
 	openDisplay func() error
@@ -307,6 +311,12 @@ func checkProfileLock(o *options, env doctorEnv) check {
 	case host == me && !env.pidAlive(pid):
 		c.ok = true
 		c.detail = fmt.Sprintf("free: stale lock of process %d (Chromium takes it over): %s", pid, dir)
+	case host == me && env.consoleOf != nil && isConsole(env.consoleOf, pid):
+		// doctor run beside a console on this profile: the lock is that
+		// console's Chromium, which is how it should be.
+		console, _ := env.consoleOf(pid)
+		c.ok = true
+		c.detail = fmt.Sprintf("in use by the running tabwarden console (pid %d): %s; another console beside it needs --profile DIR", console, dir)
 	case host == me:
 		c.detail = fmt.Sprintf("in use by process %d on this host (another tabwarden or Chromium): %s", pid, dir)
 		c.fixes = []string{
@@ -338,6 +348,38 @@ func parseSingletonLock(target string) (host string, pid int, ok bool) {
 }
 
 // pidAlive: signal 0 probes existence; EPERM means it exists under another user.
+func isConsole(consoleOf func(int) (int, bool), pid int) bool {
+	_, ok := consoleOf(pid)
+	return ok
+}
+
+// consoleOf walks pid's ancestors (a launched Chromium runs under the
+// console, through rod's leakless guard) looking for a tabwarden binary.
+func consoleOf(pid int) (int, bool) {
+	for range 4 {
+		if pid <= 1 {
+			return 0, false
+		}
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == "tabwarden" {
+			return pid, true
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, false
+		}
+		// "pid (comm) state ppid …": comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(stat), ')')
+		f := strings.Fields(string(stat)[i+1:])
+		if i < 0 || len(f) < 2 {
+			return 0, false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 func pidAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)

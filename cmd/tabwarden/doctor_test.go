@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // machine describes a fake machine for the doctor's checks.
@@ -18,7 +22,8 @@ type machine struct {
 	root     bool
 	hostname string
 	alive    map[int]bool
-	noServer bool // the display named in env does not answer
+	consoles map[int]int // a process's tabwarden console
+	noServer bool        // the display named in env does not answer
 }
 
 func (m machine) doctorEnv() doctorEnv {
@@ -34,6 +39,10 @@ func (m machine) doctorEnv() doctorEnv {
 		isRoot:   m.root,
 		hostname: func() (string, error) { return m.hostname, nil },
 		pidAlive: func(pid int) bool { return m.alive[pid] },
+		consoleOf: func(pid int) (int, bool) {
+			c, ok := m.consoles[pid]
+			return c, ok
+		},
 		openDisplay: func() error {
 			if m.noServer {
 				return errors.New("no X server accepts a connection on DISPLAY=:0")
@@ -170,7 +179,7 @@ func TestParseSingletonLock(t *testing.T) {
 func TestProfileLockCheck(t *testing.T) {
 	dir := t.TempDir()
 	o := &options{profile: dir}
-	m := machine{goos: "linux", hostname: "here", alive: map[int]bool{100: true}}
+	m := machine{goos: "linux", hostname: "here", alive: map[int]bool{100: true, 300: true}, consoles: map[int]int{300: 299}}
 	if c := checkProfileLock(o, m.doctorEnv()); !c.ok {
 		t.Fatalf("no lock: %+v", c)
 	}
@@ -180,6 +189,8 @@ func TestProfileLockCheck(t *testing.T) {
 		detail string
 	}{
 		{"here-100", false, "in use by process 100"},
+		// doctor beside a running console: its own Chromium's lock.
+		{"here-300", true, "in use by the running tabwarden console (pid 299)"},
 		{"here-200", true, "stale lock"},
 		{"elsewhere-100", false, "on host elsewhere"},
 		{"garbage", false, "not host-pid"},
@@ -192,6 +203,43 @@ func TestProfileLockCheck(t *testing.T) {
 		if c.ok != tc.ok || !strings.Contains(c.detail, tc.detail) {
 			t.Errorf("lock -> %s: %+v, want ok=%v detail ~ %q", tc.target, c, tc.ok, tc.detail)
 		}
+	}
+}
+
+// consoleOf finds the console above a process it started, and none above
+// a process no console started.
+func TestConsoleOf(t *testing.T) {
+	if _, ok := consoleOf(os.Getpid()); ok {
+		t.Error("the test binary is taken for a console")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tabwarden")
+	// /proc/PID/exe names the resolved binary: a copy, not a link.
+	src, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	console := exec.CommandContext(t.Context(), bin, "-c", "sleep 30; true")
+	if err := console.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = console.Process.Kill(); _ = console.Wait() })
+	if got, ok := consoleOf(console.Process.Pid); !ok || got != console.Process.Pid {
+		t.Errorf("consoleOf(a tabwarden process) = %d, %v", got, ok)
+	}
+	// Its child (as Chromium is the console's) belongs to it too.
+	var child int
+	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", console.Process.Pid, console.Process.Pid))
+		if f := strings.Fields(string(kids)); len(f) > 0 {
+			child, _ = strconv.Atoi(f[0])
+		}
+	}
+	if got, ok := consoleOf(child); child == 0 || !ok || got != console.Process.Pid {
+		t.Errorf("consoleOf(the console's child %d) = %d, %v", child, got, ok)
 	}
 }
 

@@ -357,7 +357,11 @@ func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, t
 		defer unlisten()
 		out := builtin.Run(runCtx, bc, task)
 		c := convOf()
-		msg := fmt.Sprintf("built-in agent %s stopped after %s: %s (%s)", b.name, plural(out.Steps, "step"), out.Reason, usageText(builtin.Status{Tokens: out.Usage.Total()}))
+		after := "after " + plural(out.Steps, "step")
+		if out.Steps == 0 {
+			after = "before its first step"
+		}
+		msg := fmt.Sprintf("built-in agent %s stopped %s: %s (%s)", b.name, after, out.Reason, usageText(builtin.Status{Tokens: out.Usage.Total()}))
 		eng.Note(c, msg, out.Err != nil)
 		slog.Info("built-in agent stopped", "reason", out.Reason, "steps", out.Steps, "tokens", out.Usage.Total())
 		if err := im.Close(); err != nil {
