@@ -156,21 +156,23 @@ func prettyResult(s string) string {
 }
 
 // target renders an element as `e12 button "Add to cart"`.
+// target names an action's element as the operator sees it on the page:
+// its role and accessible name. The observation's ref (e12) means nothing
+// to the operator; it stands in only when the element has no name.
 func target(ref, role, name string) string {
 	parts := []string{}
-	if ref != "" {
-		parts = append(parts, clean(ref))
-	}
 	if role != "" {
 		parts = append(parts, clean(role))
 	}
 	if name != "" {
 		parts = append(parts, fmt.Sprintf("%q", clean(name)))
+	} else if ref != "" {
+		parts = append(parts, clean(ref))
 	}
 	if len(parts) == 0 {
 		return "(no target)"
 	}
-	return strings.Join(parts, " ")
+	return "the " + strings.Join(parts, " ")
 }
 
 type blockWriter struct {

@@ -381,10 +381,10 @@ func TestEveryKindHasAPanel(t *testing.T) {
 func TestPanelContents(t *testing.T) {
 	cases := panelCases()
 	for name, wants := range map[string][]string{
-		"action_click":  {`click e12 button "Add to cart"`},
+		"action_click":  {`click the button "Add to cart"`},
 		"action_coord":  {"click at x=412, y=288"},
-		"action_fill":   {`fill e13 textbox "Delivery note"`, "Please leave the parcel", "Thanks!"},
-		"action_select": {`select value "M" in e15 combobox "Size"`},
+		"action_fill":   {`fill the textbox "Delivery note"`, "Please leave the parcel", "Thanks!"},
+		"action_select": {`select value "M" in the combobox "Size"`},
 		"action_key":    {"press the key Enter"},
 		"action_scroll": {"scroll down 600 px (deltaY 600)"},
 		"plan":          {" 1.", " 2.", " 3.", " 4.", `verify text_contains "Saved 1"`},
