@@ -105,6 +105,12 @@ func (b *Browser) Navigate(ctx context.Context, conv consent.ConversationID, id 
 	case err != nil:
 		return b.reached(t, sent, b.opFailed("navigate", err))
 	case res.ErrorText != "":
+		if strings.Contains(res.ErrorText, "ERR_ABORTED") && b.gate.Paused(conv) {
+			// The take-over stopped the tab's loading (takeOver) before
+			// the hook's refusal of the held request set its denial: the
+			// navigation ended because the operator took over.
+			return b.reached(t, sent, errPaused())
+		}
 		if ne, ok := b.wallUnreached(res.ErrorText, u.String()); ok {
 			return b.opFailed("navigate", fmt.Errorf("%s (tabwarden's network wall could not connect; nothing was sent)", ne))
 		}
