@@ -58,12 +58,20 @@ type result struct {
 func run(t *testing.T, extraEnv []string, args ...string) result {
 	t.Helper()
 	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(t.Context(), binPath, args...)
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		// With no runtime directory a console publishes, and the CLI
+		// looks, in the user's shared <tmp>/tabwarden-UID: another
+		// console (another test's, or one the person runs) must not be
+		// found there.
+		"TMPDIR=" + filepath.Join(home, "tmp"),
 	}, extraEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -34,7 +34,10 @@ func TestMCPStdioWithOnlyHomeAndPath(t *testing.T) {
 	home, _, surface := publishedConsole(t)
 
 	cmd := exec.CommandContext(t.Context(), binPath, "mcp-stdio")
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	// TMPDIR only keeps the relay off this user's shared fallback
+	// directory (<tmp>/tabwarden-UID), where a console of another test or
+	// of the person running them may have published first.
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + t.TempDir()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "stripped-host", Version: "1.0"}, nil)
