@@ -14,8 +14,10 @@
 // Invariants: calls are forwarded concurrently (a call waiting for the
 // operator never holds up another call or a cancellation); a call the
 // console could not take gets a JSON-RPC error response, so the host never
-// waits forever; when stdin ends, the relay closes its MCP session (DELETE)
-// and returns nil; when the console goes away, it returns an error.
+// waits forever; when stdin ends, the relay first writes the answers of the
+// calls it forwarded (unless its host, its parent process, is gone), then
+// closes its MCP session (DELETE) and returns nil; when the console goes
+// away, it returns an error.
 package relay
 
 import (
@@ -27,6 +29,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +127,8 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 
 	done := make(chan error, 2)
 	var calls sync.WaitGroup
+	inFlight := newPending()
+	parent := os.Getppid()
 	// A call's error answer that cannot reach stdout ends the relay, as a
 	// failed write in the loop below does.
 	var answerErr error
@@ -138,17 +143,30 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 		for {
 			msg, err := local.Read(ctx)
 			if err != nil {
-				if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				if errors.Is(err, io.EOF) {
+					// A host that wrote its calls and closed its end (a
+					// script, a pipe) still gets their answers; a host
+					// that died (the relay's parent is gone) gets none,
+					// and its calls are withdrawn with the session.
+					inFlight.drain(ctx, func() bool { return os.Getppid() != parent })
+					err = nil
+				}
+				if ctx.Err() != nil {
 					err = nil
 				}
 				done <- err
 				return
 			}
 			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				inFlight.add(req.ID)
 				calls.Add(1)
 				go func() {
 					defer calls.Done()
-					if err := forward(ctx, local, remote, req); err != nil {
+					answered, err := forward(ctx, local, remote, req)
+					if answered {
+						inFlight.done(req.ID)
+					}
+					if err != nil {
 						answerFailed(err)
 					}
 				}()
@@ -176,6 +194,9 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 				done <- fmt.Errorf("write to stdout: %w", err)
 				return
 			}
+			if resp, ok := msg.(*jsonrpc.Response); ok {
+				inFlight.done(resp.ID)
+			}
 		}
 	}()
 	err = <-done
@@ -188,12 +209,12 @@ func RunEndpoint(ctx context.Context, ep mcpserver.Endpoint, stdin io.Reader, st
 }
 
 // forward posts one call; if the console did not take it, the host gets an
-// error response for it instead of silence. The error is that response's
-// failed write to the host.
-func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Request) error {
-	err := remote.Write(ctx, req)
+// error response for it instead of silence (answered). The error is that
+// response's failed write to the host.
+func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Request) (answered bool, err error) {
+	err = remote.Write(ctx, req)
 	if err == nil || ctx.Err() != nil {
-		return nil
+		return false, nil
 	}
 	wire := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: consoleError(err).Error()}
 	var we *jsonrpc.Error
@@ -202,8 +223,59 @@ func forward(ctx context.Context, local, remote mcp.Connection, req *jsonrpc.Req
 		// protocol version, which the host may negotiate around): pass it on.
 		wire = we
 	}
-	return local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: wire})
+	return true, local.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: wire})
 }
+
+// pending is the set of the host's calls the relay has not answered yet.
+type pending struct {
+	mu      sync.Mutex
+	ids     map[jsonrpc.ID]bool
+	changed chan struct{} // closed and replaced when a call is answered
+}
+
+func newPending() *pending {
+	return &pending{ids: map[jsonrpc.ID]bool{}, changed: make(chan struct{})}
+}
+
+func (p *pending) add(id jsonrpc.ID) {
+	p.mu.Lock()
+	p.ids[id] = true
+	p.mu.Unlock()
+}
+
+func (p *pending) done(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids[id] {
+		delete(p.ids, id)
+		close(p.changed)
+		p.changed = make(chan struct{})
+	}
+}
+
+// drain returns once every pending call is answered, ctx ends or gone
+// says the host is gone (checked every parentCheck).
+func (p *pending) drain(ctx context.Context, gone func() bool) {
+	tick := time.NewTicker(parentCheck)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		n, ch := len(p.ids), p.changed
+		p.mu.Unlock()
+		if n == 0 || gone() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// parentCheck is how often a draining relay looks whether its host died.
+const parentCheck = 200 * time.Millisecond
 
 // consoleError makes transport failures say what the operator should do.
 func consoleError(err error) error {

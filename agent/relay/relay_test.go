@@ -273,3 +273,34 @@ func TestRelayTokenRevokedWhileRunning(t *testing.T) {
 		})
 	}
 }
+
+// A host that writes its calls and closes stdin at once (a script piping
+// into `tabwarden mcp-stdio`) still gets every answer before the relay
+// exits.
+func TestRelayAnswersCallsWrittenBeforeStdinEnds(t *testing.T) {
+	console(t)
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"browser_tabs","arguments":{}}}
+`)
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := Run(ctx, in, &out); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	ids := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err == nil && m.Result != nil {
+			ids[m.ID] = true
+		}
+	}
+	if !ids[1] || !ids[2] || !ids[3] {
+		t.Fatalf("answers for %v after stdin ended, want 1, 2 and 3:\n%s", ids, out.String())
+	}
+}
