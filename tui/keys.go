@@ -53,7 +53,7 @@ func defaultKeyMap() keyMap {
 		Deny:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deny")),
 		TakeOver: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "take over")),
 		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
-		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel")),
+		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop")),
 		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
 		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep ended tabs")),
 		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "tokens")),

@@ -60,10 +60,10 @@ func TestHeadlessTakeOverText(t *testing.T) {
 // A list longer than its section says how much is cut, in its heading.
 func TestOverflowMarker(t *testing.T) {
 	screen := plain(renderState(overflowState(), 80, 24))
-	if !strings.Contains(screen, "Conversations (10) · 19 more, ↑↓") || !strings.Contains(screen, "▸ agent-9 · Codex (c98)") {
+	if !strings.Contains(screen, "Conversations (10) · 19 more rows, ↑↓") || !strings.Contains(screen, "▸ agent-9 · Codex (c98)") {
 		t.Fatalf("no overflow marker, or the selection is not in view:\n%s", screen)
 	}
-	if full := plain(renderState(overflowState(), 160, 48)); strings.Contains(full, "more, ↑↓") {
+	if full := plain(renderState(overflowState(), 160, 48)); strings.Contains(full, "more rows, ↑↓") {
 		t.Fatalf("a marker where everything fits:\n%s", full)
 	}
 }

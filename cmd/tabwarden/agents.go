@@ -101,7 +101,7 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	eng.SetInfo(info)
 	// Never the token itself: the activity log is on every screen, SSH ones
 	// included (design.md §3: a token is shown only where it was minted).
-	eng.Note("", "agents connect: `tabwarden connect HOST` prints a host's configuration; n mints one here; `tabwarden mcp-stdio` relays with the default token", false)
+	eng.Note("", "agents connect: `tabwarden connect HOST` prints a host's configuration; n at the console's own terminal mints one; `tabwarden mcp-stdio` relays with the default token", false)
 	return a, nil
 }
 

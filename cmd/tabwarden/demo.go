@@ -77,7 +77,7 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 	if !o.headless {
 		if err := openDisplay(ctx, os.Getenv); err != nil {
 			return failure(fmt.Errorf("the demo opens a headed Chromium and %v: "+
-				"run `xvfb-run -a make demo`, forward one with `ssh -X`, or run `tabwarden demo --headless` (the console then signs in for you)", err))
+				"run it under `xvfb-run -a` (e.g. `xvfb-run -a tabwarden demo`), forward one with `ssh -X`, or run `tabwarden demo --headless` (the console then signs in for you)", err))
 		}
 	}
 	if !isTerminal(s.in) || !isTerminal(s.out) {
