@@ -98,7 +98,7 @@ func auditFilter(conversation, since string, now time.Time) (func([]audit.Record
 		} else if t, err := time.Parse(time.RFC3339, since); err == nil {
 			from = t
 		} else {
-			return nil, usageErrorf("invalid --since '%s': use a duration such as 90m or an RFC 3339 time", since)
+			return nil, badUsagef("invalid --since '%s': use a duration such as 90m or an RFC 3339 time", since)
 		}
 	}
 	return func(recs []audit.Record) []audit.Record {

@@ -328,6 +328,8 @@ func TestErrorsArePlainLines(t *testing.T) {
 		{[]string{"run", "open", "the", "page"}, []string{`quote it: tabwarden run "open the page"`, "Run 'tabwarden run --help'"}, nil},
 		{[]string{"run", "--no-such", "task"}, []string{"unknown flag: --no-such", "Run 'tabwarden run --help'"}, nil},
 		{[]string{"frobnicate"}, []string{`tabwarden: unknown command "frobnicate"`, "Run 'tabwarden --help'"}, nil},
+		{[]string{"--consent", "lax", "version"}, []string{"tabwarden: invalid --consent 'lax'", "--help' for usage."}, nil},
+		{[]string{"connect"}, []string{"tabwarden: connect takes one HOST", "Run 'tabwarden connect --help' for usage."}, nil},
 		{[]string{"run", "task", "--model", "m", "--setup", "local"}, []string{"--setup local:", "providers.json does not exist"}, []string{"(have: )"}},
 	} {
 		r := run(t, nil, tc.args...)

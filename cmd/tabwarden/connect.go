@@ -39,7 +39,7 @@ being minted. Each token is its own agent: its conversations, tabs and grants
 are its own, and every consequential step still waits for the operator.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("connect takes one HOST: %s", strings.Join(hosts.Names(), ", "))
+				return badUsagef("connect takes one HOST: %s", strings.Join(hosts.Names(), ", "))
 			}
 			if _, err := hosts.Render(args[0], hosts.Transport(transport), hosts.Target{}); err != nil {
 				return usageErrorf("connect: %v", err)

@@ -200,7 +200,7 @@ func (o *options) validate() error {
 	switch consent.Profile(o.consent) {
 	case consent.ProfileStrict, consent.ProfileThread, consent.ProfileTrusted:
 	default:
-		return usageErrorf("invalid --consent '%s': use strict, thread or trusted", o.consent)
+		return badUsagef("invalid --consent '%s': use strict, thread or trusted", o.consent)
 	}
 	if o.reviewDelay < consent.MinReviewDelay {
 		return usageErrorf("invalid --review-delay %s: the minimum is %s, so typing ahead can never approve a review",
