@@ -90,11 +90,17 @@ func TestNoReviewWaitsUnseen(t *testing.T) {
 			t.Fatal("a denied review allowed")
 		}
 	}
+	// The listener may or may not have caught the selection made when the
+	// conversations were added (events are delivered on their own
+	// goroutine): the sequence is read from the first auto-show on.
 	var selects []TabID
 	for _, x := range ev.of(EventSelect) {
+		if len(selects) == 0 && x.Tab != "t3" {
+			continue
+		}
 		selects = append(selects, x.Tab)
 	}
-	if len(selects) < 3 || selects[1] != "t3" || selects[2] != "t2" {
+	if len(selects) < 2 || selects[0] != "t3" || selects[1] != "t2" {
 		t.Fatalf("select events %v: the auto-shown reviews' tabs must come to front", selects)
 	}
 }
