@@ -155,6 +155,12 @@ func (b *Browser) takeOver(conv consent.ConversationID) {
 	}
 	b.reg.mu.Unlock()
 	for _, t := range ts {
+		// This runs on its own goroutine, possibly late on a busy
+		// machine: once the operator has resumed, a navigation loading
+		// now is the agent's new one, not one to stop.
+		if !b.gate.Paused(conv) {
+			return
+		}
 		ctx, cancel := b.call(b.ctx)
 		sid, err := b.session(ctx, t)
 		if err == nil {
