@@ -120,6 +120,11 @@ func Start(t testing.TB, cfg Config) *Browserless {
 		}
 		// Chromium children that outlived their parent's group signal.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// browserless starts Chromium detached, in a process group of its
+		// own, so the group signal misses it: end every process whose
+		// command line names this instance's data directory, which no
+		// one else's does.
+		killNaming(data)
 		for range 10 {
 			if os.RemoveAll(data) == nil {
 				break
@@ -288,4 +293,23 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// killNaming kills, by pid, every process whose command line contains
+// marker (a path unique to one browserless instance).
+func killNaming(marker string) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
