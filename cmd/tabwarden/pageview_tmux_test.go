@@ -291,7 +291,13 @@ func startPageConsole(tb testing.TB, o pageConsole) (c *tmuxConsole, home string
 	}
 	c = &tmuxConsole{t: tb, name: o.name, site: site}
 	c.tmux("new-session", "-d", "-s", o.name, "-x", strconv.Itoa(o.cols), "-y", strconv.Itoa(o.rows), cmdline)
-	tb.Cleanup(func() { _ = exec.CommandContext(context.Background(), "tmux", "-L", o.name, "kill-server").Run() })
+	profile := filepath.Join(home, "profile")
+	tb.Cleanup(func() {
+		_ = exec.CommandContext(context.Background(), "tmux", "-L", o.name, "kill-server").Run()
+		// The console ends its Chromium on the hang-up, which takes a
+		// moment; the profile (in a TempDir) is removed only after.
+		waitNoProcessNaming(profile, 30*time.Second)
+	})
 	if o.pipe != "" {
 		c.tmux("pipe-pane", "-t", o.name, "-o", "cat >> "+o.pipe)
 		c.tmux("wait-for", "-S", "piped")
@@ -465,4 +471,25 @@ func checkNoFrameData(t *testing.T, dir string) {
 		}
 		return nil
 	})
+}
+
+// waitNoProcessNaming waits, at most limit, until no process's command line
+// contains marker.
+func waitNoProcessNaming(marker string, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		found := false
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			if e.Name()[0] < '0' || e.Name()[0] > '9' {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), marker) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return
+		}
+	}
 }
