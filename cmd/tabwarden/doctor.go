@@ -307,14 +307,17 @@ func checkProfileLock(o *options, env doctorEnv) check {
 		return c
 	}
 	me, _ := env.hostname()
+	console, ours := 0, false
+	if host == me && env.consoleOf != nil {
+		console, ours = env.consoleOf(pid)
+	}
 	switch {
 	case host == me && !env.pidAlive(pid):
 		c.ok = true
 		c.detail = fmt.Sprintf("free: stale lock of process %d (Chromium takes it over): %s", pid, dir)
-	case host == me && env.consoleOf != nil && isConsole(env.consoleOf, pid):
+	case ours:
 		// doctor run beside a console on this profile: the lock is that
 		// console's Chromium, which is how it should be.
-		console, _ := env.consoleOf(pid)
 		c.ok = true
 		c.detail = fmt.Sprintf("in use by the running tabwarden console (pid %d): %s; another console beside it needs --profile DIR", console, dir)
 	case host == me:
@@ -348,11 +351,6 @@ func parseSingletonLock(target string) (host string, pid int, ok bool) {
 }
 
 // pidAlive: signal 0 probes existence; EPERM means it exists under another user.
-func isConsole(consoleOf func(int) (int, bool), pid int) bool {
-	_, ok := consoleOf(pid)
-	return ok
-}
-
 // consoleOf walks pid's ancestors (a launched Chromium runs under the
 // console, through rod's leakless guard) looking for a tabwarden binary.
 func consoleOf(pid int) (int, bool) {
