@@ -33,19 +33,7 @@ func TestPageFocusFollowsTheField(t *testing.T) {
 	e.gate.mu.Lock()
 	e.gate.paused[conv] = true
 	e.gate.mu.Unlock()
-	for _, k := range []string{"b", "o", "b"} {
-		if err := e.b.PageKey(ctx, tab, "", k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.b.PageKey(ctx, tab, "Tab", ""); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"h", "u", "n", "t", "e", "r", "2"} {
-		if err := e.b.PageKey(ctx, tab, "", k); err != nil {
-			t.Fatal(err)
-		}
-	}
+	typeKeys(t, e.b, tab, "b", "o", "b", "Tab", "h", "u", "n", "t", "e", "r", "2")
 	pass, err := e.b.PageFocus(ctx, tab)
 	if err != nil {
 		t.Fatal(err)

@@ -111,19 +111,7 @@ func TestPageInputOnlyDuringTakeOver(t *testing.T) {
 	e.gate.mu.Lock()
 	e.gate.paused[conv] = true
 	e.gate.mu.Unlock()
-	for _, k := range []string{"b", "o", "b"} {
-		if err := e.b.PageKey(ctx, tab, "", k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.b.PageKey(ctx, tab, "Tab", ""); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"h", "e", "l", "m"} {
-		if err := e.b.PageKey(ctx, tab, "", k); err != nil {
-			t.Fatal(err)
-		}
-	}
+	typeKeys(t, e.b, tab, "b", "o", "b", "Tab", "h", "e", "l", "m")
 	if n := countReq(site, "POST", "/signin"); n != 0 {
 		t.Fatalf("signed in before the click: %d", n)
 	}
@@ -236,4 +224,19 @@ func countQuery(s *fixture.Server, path, sub string) int {
 		}
 	}
 	return n
+}
+
+// typeKeys sends keys to tab as the operator's keyboard does: a
+// one-character key is typed text, a longer one a named key ("Tab").
+func typeKeys(t *testing.T, b *Browser, tab consent.TabID, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		named, text := "", k
+		if len([]rune(k)) > 1 {
+			named, text = k, ""
+		}
+		if err := b.PageKey(testCtx(t), tab, named, text); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
