@@ -394,8 +394,13 @@ func (e *Engine) recheckLocked(ctx context.Context, r *review) *errcode.Error {
 	if t != r.tab || t.epoch != r.tabEpoch {
 		return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "tab %s changed during review", r.Tab)
 	}
-	if r.op != nil && r.op.ctx.Err() != nil {
-		return r.op.whyLocked()
+	// An op that ended normally after the approval (the act that set off
+	// a navigation returned meanwhile) leaves the step to the tab; only an
+	// op that was cancelled, timed out or lost its caller withdraws it.
+	if r.op != nil {
+		if why := r.op.errLocked(); why != nil {
+			return why
+		}
 	}
 	if ctx.Err() != nil {
 		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")

@@ -158,3 +158,43 @@ func TestNavigationOutlivesTheActThatSetItOff(t *testing.T) {
 		t.Fatalf("the held navigation got %v, want approval", err)
 	}
 }
+
+// The same navigation approved while the act still ran: the act's op may end
+// normally between the operator's key and the Ask's re-check (on a busy
+// machine it often does). The approval stands; only a caller that is gone
+// or a deadline withdraws it. (Seen under load: TestGrantLadderFiftySteps,
+// a clicked link to a second origin approved and then put on about:blank.)
+func TestNavigationApprovedBeforeTheActEndedStands(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	op, err := h.e.Begin(context.Background(), "c1", "t1", "act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := nav("c1", "t1", "https://b.test")
+	// Recheck runs between the engine's two re-checks of its own state:
+	// the act ends there, after the approval and before the grant.
+	req.Recheck = func() error { op.End(); return nil }
+	ch := ask(h.e, context.Background(), req)
+	r := h.focused("t1")
+	h.decide(r, true)
+	if err := result(t, ch); err != nil {
+		t.Fatalf("the approved navigation got %v after its act ended normally, want approval", err)
+	}
+}
+
+// An act whose caller is gone between the approval and the re-check takes
+// the navigation it set off with it.
+func TestNavigationApprovedThenCallerGoneIsWithdrawn(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	op, err := h.e.Begin(ctx, "c1", "t1", "act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := nav("c1", "t1", "https://b.test")
+	req.Recheck = func() error { cancel(); op.End(); return nil }
+	ch := ask(h.e, context.Background(), req)
+	h.decide(h.focused("t1"), true)
+	wantCode(t, result(t, ch), errcode.Canceled)
+}
