@@ -13,6 +13,9 @@ type conv struct {
 	paused bool
 	// pausedBy is who took the conversation over (while paused).
 	pausedBy Operator
+	// pauseNote is what the console's wiring says the operator does during
+	// this take-over (SetPauseNote); it ends with the take-over.
+	pauseNote string
 	// epoch fences approvals against revocation: bumped by take-over,
 	// cancel and removal.
 	epoch  uint64

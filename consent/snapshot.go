@@ -35,7 +35,7 @@ func (e *Engine) Snapshot() State {
 	}
 	sort.Slice(tabs, func(i, j int) bool { return tabs[i].seq < tabs[j].seq })
 	for _, c := range e.sortedConvsLocked() {
-		cs := ConversationState{ID: c.id, Name: c.name, Paused: c.paused, PausedBy: c.pausedBy.Name, Grants: c.grants.describe()}
+		cs := ConversationState{ID: c.id, Name: c.name, Paused: c.paused, PausedBy: c.pausedBy.Name, PauseNote: c.pauseNote, Grants: c.grants.describe()}
 		for _, g := range st.Grants {
 			if g.Conversation == c.id {
 				cs.Scoped = append(cs.Scoped, g)

@@ -22,6 +22,7 @@ func (e *Engine) TakeOverAs(id ConversationID, op Operator) error {
 	}
 	c.paused = true
 	c.pausedBy = op
+	c.pauseNote = ""
 	c.epoch++
 	why := errcode.Errorf(errcode.Paused, errcode.NextUserResume, "the operator took over this conversation")
 	e.cancelOpsLocked(id, why)
@@ -61,6 +62,7 @@ func (e *Engine) ResumeAs(id ConversationID, op Operator) error {
 		line = "resumed by " + op.Name + " (taken over by " + taker.Name + "): " + c.name + "; navigation asks again"
 	}
 	c.pausedBy = Operator{}
+	c.pauseNote = ""
 	e.announceLocked(Event{Kind: EventResume, Conversation: id}, rec, line, false)
 	return nil
 }
@@ -88,6 +90,23 @@ func (e *Engine) CancelAs(id ConversationID, op Operator) error {
 	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, withOperator(audit.Record{Kind: audit.KindCancel, By: "operator"}, op),
 		"cancelled by "+op.Name+": "+c.name+"; navigation consent revoked", true)
 	return nil
+}
+
+// SetPauseNote sets what every screen's take-over banner says the operator
+// does while conversation id stays taken over: the console's own wiring
+// calls it when it knows more than the screen does (the headless demo
+// signs in for the operator, so nothing is left to type). A conversation
+// that is not taken over keeps no note; the next take-over or resume
+// clears it. Agents never reach it.
+func (e *Engine) SetPauseNote(id ConversationID, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.convs[id]
+	if !ok || !c.paused || c.pauseNote == text {
+		return
+	}
+	c.pauseNote = text
+	e.commitLocked()
 }
 
 // Paused reports whether conversation id is taken over.

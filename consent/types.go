@@ -226,6 +226,10 @@ type ConversationState struct {
 	Paused bool // taken over by the operator
 	// PausedBy names the operator who took over (while Paused).
 	PausedBy string
+	// PauseNote, while Paused, is what the console itself says the
+	// operator does now, when it knows better than the screen's generic
+	// take-over text (the headless demo signs in for the operator).
+	PauseNote string
 	// Frozen is set while the agent cannot know a batch's outcome; every op
 	// but browser_tabs and browser_job fails job_unknown until the
 	// operator clears it (Engine.ClearFreeze).

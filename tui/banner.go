@@ -21,6 +21,10 @@ type banner struct {
 	pageView bool
 	// by is the operator who took over when that is not this screen's.
 	by string
+	// note is the console's own word on this take-over
+	// (ConversationState.PauseNote); it replaces the generic text, which
+	// cannot know that, say, the sign-in was already done for the operator.
+	note string
 	st styles
 }
 
@@ -37,6 +41,9 @@ func (b banner) lines(w int) []string {
 		if b.headless {
 			text = "PAUSED (" + b.conv + "): " + pageHeadlessTakeOverText
 		}
+	}
+	if b.note != "" {
+		text = "PAUSED (" + b.conv + "): " + b.note
 	}
 	if b.by != "" {
 		text = "PAUSED (" + b.conv + ") by " + b.by + ": " + b.by + " has the browser. Press r twice to resume it yourself."

@@ -106,7 +106,7 @@ func (m Model) bannerSection(w int) section {
 	if c == nil || !c.Paused {
 		return section{}
 	}
-	b := banner{conv: convLabel(*c), headless: m.opts.Headless, pageView: m.opts.Page != nil, st: m.st}
+	b := banner{conv: convLabel(*c), headless: m.opts.Headless, pageView: m.opts.Page != nil, note: clean(c.PauseNote), st: m.st}
 	if c.PausedBy != "" && c.PausedBy != m.operator().Name {
 		b.by = clean(c.PausedBy)
 	}

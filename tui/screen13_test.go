@@ -57,6 +57,45 @@ func TestHeadlessTakeOverText(t *testing.T) {
 	}
 }
 
+// The console's own note on a take-over (ConversationState.PauseNote, the
+// headless demo's "signed in for you") replaces the generic banner text,
+// which would ask for typing that is not needed; without a note a screen
+// with the page view keeps pointing at v and i (issue 25).
+func TestTakeOverNoteReplacesTheBanner(t *testing.T) {
+	const note = "The console signed in for you as user name \"demo\"; there is nothing to type. Press r to resume."
+	for _, w := range []int{80, 100, 160} {
+		st := pausedState()
+		st.Conversations[0].PauseNote = note
+		m := New(newFake(st), Options{Version: "v0.1.0", Now: fixedClock, Headless: true, Page: newFakePage()})
+		m = step(m, windowMsg(w, 40))
+		screen := squash(textRightOfDivider(plain(m.View().Content)))
+		if !strings.Contains(screen, "PAUSED") || !strings.Contains(screen, "signed in for you") || !strings.Contains(screen, "Press r to resume") {
+			t.Errorf("%d columns: the banner lacks the note:\n%s", w, plain(m.View().Content))
+		}
+		if strings.Contains(screen, "i to type") {
+			t.Errorf("%d columns: the banner still asks for typing:\n%s", w, plain(m.View().Content))
+		}
+		m = New(newFake(pausedState()), Options{Version: "v0.1.0", Now: fixedClock, Headless: true, Page: newFakePage()})
+		m = step(m, windowMsg(w, 40))
+		if screen := squash(textRightOfDivider(plain(m.View().Content))); !strings.Contains(screen, "press v to see the page and i to type") {
+			t.Errorf("%d columns: without a note the headless banner lost v and i:\n%s", w, plain(m.View().Content))
+		}
+	}
+}
+
+// textRightOfDivider is the screen's text right of the column divider on a wide
+// screen (every line on a narrow one), so wrapped sentences read whole.
+func textRightOfDivider(screen string) string {
+	var out []string
+	for _, l := range strings.Split(screen, "\n") {
+		if i := strings.LastIndex(l, "│"); i >= 0 {
+			l = l[i+len("│"):]
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
 // A list longer than its section says how much is cut, in its heading.
 func TestOverflowMarker(t *testing.T) {
 	screen := plain(renderState(overflowState(), 80, 24))

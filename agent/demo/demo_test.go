@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
@@ -182,5 +183,69 @@ func TestHeadlessSignsInForTheOperator(t *testing.T) {
 	log := activity(eng)
 	if !strings.Contains(log, "--headless") || !strings.Contains(log, "Signed in") || strings.Contains(log, "In the Chromium window") {
 		t.Errorf("headless narration:\n%s", log)
+	}
+}
+
+// TestHeadlessBannerAsksForNoTyping: while the console signs in for the
+// operator, and after, the take-over banner's note (the state every screen
+// renders) says so and asks for r, never for typing (issue 25).
+func TestHeadlessBannerAsksForNoTyping(t *testing.T) {
+	s := &fakeSurface{answer: func(tool string, _ int) agent.Result {
+		t.Fatalf("unexpected tool call %s", tool)
+		return agent.Result{}
+	}}
+	a, eng := newWalk(t, s)
+	if err := eng.TakeOver("demo"); err != nil { // the handoff's pause
+		t.Fatal(err)
+	}
+	note := func() string {
+		for _, c := range eng.Snapshot().Conversations {
+			if c.ID == "demo" {
+				return c.PauseNote
+			}
+		}
+		return ""
+	}
+	var during string
+	a.cfg.SignIn = func(context.Context, string) error {
+		during = note()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, Select("await-resume")) }()
+	// The walk waits for r; the note it leaves is what the banner shows.
+	ch, stop := eng.Changes()
+	defer stop()
+	for !strings.Contains(note(), "signed in for you") {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no signed-in note; the note is %q", note())
+		}
+	}
+	after := note()
+	if err := eng.Resume("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, n := range []string{during, after} {
+		if !strings.Contains(n, "nothing to type") || !strings.Contains(strings.ToLower(n), "press r") {
+			t.Errorf("banner note %q does not say there is nothing to type and r resumes", n)
+		}
+		for _, typing := range []string{"i to type", "Sign in or", "type and click"} {
+			if strings.Contains(n, typing) {
+				t.Errorf("banner note %q asks for typing (%q)", n, typing)
+			}
+		}
+	}
+	if !strings.Contains(during, "signing in for you") {
+		t.Errorf("note while signing in: %q", during)
+	}
+	if got := note(); got != "" {
+		t.Errorf("the note outlived the take-over: %q", got)
 	}
 }

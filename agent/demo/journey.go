@@ -93,11 +93,21 @@ func stepHandoff(ctx context.Context, a *Agent) error {
 	return nil
 }
 
+// The take-over banner while the console signs in for the operator
+// (Config.SignIn), and once it has: nothing is left to type, so the banner
+// asks for none.
+var (
+	signingInNote = fmt.Sprintf("The console is signing in for you as user name %q; there is nothing to type. Wait until this line says it is done, then press r to resume.", User)
+	signedInNote  = fmt.Sprintf("The console signed in for you as user name %q (the page says \"Session active\"); there is nothing to type. Press r to resume.", User)
+)
+
 func stepAwaitResume(ctx context.Context, a *Agent) error {
 	if a.cfg.SignIn != nil {
+		a.cfg.Engine.SetPauseNote(a.cfg.Conv, signingInNote)
 		if err := a.cfg.SignIn(ctx, a.Tab); err != nil {
 			return a.unexpected("signing in for you: %v", err)
 		}
+		a.cfg.Engine.SetPauseNote(a.cfg.Conv, signedInNote)
 		a.say("Signed in: the page says \"Session active\". Press r.")
 	}
 	if err := a.waitState(ctx, func(consent.State) bool { return !a.cfg.Engine.Paused(a.cfg.Conv) }); err != nil {

@@ -15,8 +15,9 @@ import (
 )
 
 // The headless demo as a newcomer runs it, in a real terminal at 80×24
-// and 120×40 (issue 25 §1, §7): the start line and the PAUSED banner point
-// at the page view, not at a window that does not exist; v shows the page
+// and 120×40 (issue 25 §1, §7): the start line points at the page view, not
+// at a window that does not exist; once the console signed in for the
+// operator the PAUSED banner says so and asks only for r; v shows the page
 // like the console's does; and the click review marks its target in it.
 func TestTmuxHeadlessDemo(t *testing.T) {
 	for _, size := range [][2]int{{120, 40}, {80, 24}} {
@@ -54,19 +55,25 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 	answer("Allow website navigation?")
 	answer("Allow reading this website?")
 
-	// The take-over: the console signs in for you; the banner names the
-	// page view and i, never a Chromium window.
-	c.waitFor("the PAUSED banner", 30*time.Second, func(p, _ string) bool { return strings.Contains(p, "PAUSED") })
+	// The take-over: the console signs in for you, and the banner says
+	// so and asks for r — never for typing, nor for a Chromium window
+	// (issue 25).
+	c.waitFor("the PAUSED banner saying the console signed in", 30*time.Second, func(p, _ string) bool {
+		return strings.Contains(squashSpace(rightPanel(p)), "PAUSED (demo agent): The console signed in for you")
+	})
 	plain := c.screen(false)
 	banner := squashSpace(rightPanel(plain))
-	for _, want := range []string{"headless", "press v to see the page", "i to type and click"} {
+	for _, want := range []string{"there is nothing to type", "Press r to resume"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("the PAUSED banner lacks %q:\n%s", want, plain)
 		}
 	}
-	if strings.Contains(banner, "in the Chromium window") {
-		t.Errorf("the headless banner points at a Chromium window:\n%s", plain)
+	for _, not := range []string{"in the Chromium window", "i to type", "Sign in or finish"} {
+		if strings.Contains(banner, not) {
+			t.Errorf("the headless demo's banner says %q after the console signed in:\n%s", not, plain)
+		}
 	}
+	t.Logf("the take-over after the console signed in:\n%s", plain)
 	c.keys("v")
 	c.waitFor("the page view", 20*time.Second, func(p, e string) bool {
 		return strings.Contains(p, "Page view") && strings.Count(p, "▀") >= 100
