@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,7 @@ type siteServer struct {
 	mu      sync.Mutex
 	paths   []string // "METHOD /path", in arrival order
 	hosts   []string // each request's Host, beside paths
+	uris    []string // each request's Host and request URI, for a failure's account
 	records int
 	changed chan struct{} // closed and replaced on each request
 }
@@ -97,6 +99,7 @@ func startSiteServer(t *testing.T) *siteServer {
 		s.mu.Lock()
 		s.paths = append(s.paths, r.Method+" "+r.URL.Path)
 		s.hosts = append(s.hosts, r.Host)
+		s.uris = append(s.uris, r.Host+r.URL.RequestURI())
 		close(s.changed)
 		s.changed = make(chan struct{})
 		s.mu.Unlock()
@@ -178,7 +181,10 @@ func (s *siteServer) waitCount(t *testing.T, ctx context.Context, path string, n
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			t.Fatalf("%d requests to %s never arrived (saw %d): %v", n, path, s.count(path), ctx.Err())
+			s.mu.Lock()
+			seen := slices.Clone(s.uris)
+			s.mu.Unlock()
+			t.Fatalf("%d requests to %s never arrived (saw %d): %v; the server saw:\n%s", n, path, s.count(path), ctx.Err(), strings.Join(seen, "\n"))
 		}
 	}
 }
