@@ -25,7 +25,7 @@ type banner struct {
 	// (ConversationState.PauseNote); it replaces the generic text, which
 	// cannot know that, say, the sign-in was already done for the operator.
 	note string
-	st styles
+	st   styles
 }
 
 func (b banner) Render(w, h int) string { return block(b.lines(w), w, h) }

@@ -482,9 +482,12 @@ type pageGeom struct {
 	// sixel or iTerm2 picture on the screen's last row scrolls it); limit,
 	// when set, caps the picture's rows and columns (kitty's diacritics).
 	bottom, limit int
-	// head is the panel's lines above the picture: its title, and while
-	// typing into the page the focus line.
+	// head is the panel's lines above the picture: its title, while
+	// typing into the page the focus line, and textHint's line.
 	head int
+	// textHint: the picture is too small to read, and the panel says V
+	// shows the page as text (pictureTooSmall).
+	textHint bool
 }
 
 // pageSideWidth is the width from which the panel sits right of the rest.
@@ -507,7 +510,53 @@ func (m Model) pageGeom() pageGeom {
 	case PageKitty:
 		g.limit = maxPlaceholders
 	}
+	if m.pictureTooSmall(g) {
+		g.textHint = true
+		g.head++
+	}
 	return g
+}
+
+// readableScale is the least picture detail, in pixels per CSS pixel of
+// the page, at which the page's body text can be read: below it a 16 px
+// line of text is under 8 pixels tall.
+const readableScale = 0.5
+
+// pictureTooSmall reports whether the picture in g shows the page too
+// coarsely to read its text while V, the page as text, is at hand: the
+// panel then says so (issue 25). A picture never has more detail than its
+// frame, nor more than its cells hold: one pixel per column in
+// half-blocks, the cell's width in an image protocol.
+func (m Model) pictureTooSmall(g pageGeom) bool {
+	f := m.page.frame
+	if !m.page.on || m.page.text || f.img == nil || f.cssW <= 0 || m.pageTab() == "" {
+		return false
+	}
+	if _, ok := m.opts.Page.(PageTextSource); !ok {
+		return false
+	}
+	_, _, cols, _ := g.picture(f)
+	perCol := 1 // a half-block cell is one pixel wide
+	if m.pageProto() != PageHalfBlock {
+		perCol, _ = m.cellSize()
+	}
+	px := min(f.img.Bounds().Dx(), cols*perCol)
+	return float64(px)/f.cssW < readableScale
+}
+
+// textHint is the panel's line under a picture too small to read: the
+// longest that fits w.
+func textHint(w int) string {
+	for _, s := range []string{
+		"  Too small to read the page's text here: press V to see it as text.",
+		"  Too small to read: press V for the page as text.",
+		"  V: the page as text",
+	} {
+		if width(s) <= w {
+			return s
+		}
+	}
+	return ""
 }
 
 func (m Model) pageGeomCells() pageGeom {
@@ -626,8 +675,11 @@ func (m Model) pagePanel(g pageGeom) []string {
 		head += m.st.dim.Render(keys)
 	}
 	lines := []string{head}
-	if g.head > 1 {
+	if m.showsFocus() {
 		lines = append(lines, m.focusLine(tab, g.pw))
+	}
+	if g.textHint {
+		lines = append(lines, m.st.flash.Render(textHint(g.pw)))
 	}
 	f := m.page.frame
 	_, _, cols, rows := g.picture(f)

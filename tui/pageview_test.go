@@ -27,6 +27,8 @@ type fakePage struct {
 	changed chan struct{}
 	img     image.Image
 	fail    error // PageFrames fails at once with it
+	// cssW×cssH is the viewport each frame shows; zero: 800×600.
+	cssW, cssH float64
 }
 
 func newFakePage() *fakePage {
@@ -64,7 +66,11 @@ func (p *fakePage) PageFrames(ctx context.Context, tab consent.TabID, _, _ int, 
 	if fail != nil {
 		return fail
 	}
-	deliver(p.img, 800, 600)
+	cssW, cssH := p.cssW, p.cssH
+	if cssW == 0 {
+		cssW, cssH = 800, 600
+	}
+	deliver(p.img, cssW, cssH)
 	<-ctx.Done()
 	p.mu.Lock()
 	p.active--
@@ -443,6 +449,58 @@ func TestPageTextMode(t *testing.T) {
 	}
 }
 
+// A picture too coarse to read the page's text says, in the panel, that V
+// shows it as text (issue 25): whole at every width, gone in text mode,
+// absent where the picture is fine enough to read and where this console
+// cannot read the page's text (no claim V cannot keep).
+func TestPageViewPointsAtTextWhenThePictureIsTooSmall(t *testing.T) {
+	open := func(t *testing.T, src PageSource, w, h int) (Model, *runner) {
+		t.Helper()
+		m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Page: src})
+		t.Cleanup(m.Close)
+		r := newRunner()
+		m = r.update(m, tea.WindowSizeMsg{Width: w, Height: h})
+		m = r.update(m, press("v"))
+		return r.until(t, m, "the first frame", hasFrame), r
+	}
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
+		w, h := size[0], size[1]
+		m, r := open(t, textPage{newFakePage()}, w, h)
+		s := screen(m)
+		hint := ""
+		for _, l := range strings.Split(textRightOfDivider(s), "\n") {
+			if strings.Contains(l, "press V") {
+				hint = l
+			}
+		}
+		if hint == "" || strings.Contains(hint, "…") || !strings.Contains(hint, "as text.") {
+			t.Errorf("%dx%d: a 160-pixel picture of an 800-pixel page does not point at V whole:\n%s", w, h, s)
+		}
+		for i, l := range strings.Split(s, "\n") {
+			if width(l) > w {
+				t.Errorf("%dx%d: line %d is %d cells wide", w, h, i, width(l))
+			}
+		}
+		m = r.update(m, press("V"))
+		m = r.until(t, m, "the page text", func(m Model) bool { return strings.Contains(screen(m), "[button] Sign in") })
+		if strings.Contains(screen(m), "press V") {
+			t.Errorf("%dx%d: text mode still points at V:\n%s", w, h, screen(m))
+		}
+
+		m, _ = open(t, newFakePage(), w, h)
+		if strings.Contains(screen(m), "press V") {
+			t.Errorf("%dx%d: a console that cannot read the text points at V:\n%s", w, h, screen(m))
+		}
+	}
+	// A 40-pixel-wide page in 59 columns is readable: no hint.
+	fine := newFakePage()
+	fine.cssW, fine.cssH = 40, 30
+	m, _ := open(t, textPage{fine}, 120, 40)
+	if s := screen(m); strings.Contains(s, "press V") || !strings.Contains(s, "▀") {
+		t.Errorf("a readable picture points at V:\n%s", s)
+	}
+}
+
 // focusPage is a sign-in page whose focus moves with Tab: first nothing
 // has focus (the fixture's sign-in page has no autofocus), then the user
 // name field, then the password field. It reads its text too.
@@ -505,11 +563,12 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 			if !strings.Contains(m.View().Content, "2;0;230;90") {
 				t.Errorf("the focused field is not outlined in the picture:\n%s", screen(m))
 			}
-			// The click map follows the picture under the focus line.
+			// The click map follows the picture under the focus line (and
+			// the line pointing at V, for this picture too small to read).
 			g := m.pageGeom()
 			x0, y0, cols, rows := g.picture(m.page.frame)
-			if y0 != g.y0+2 {
-				t.Errorf("the picture starts %d rows under the panel's top, want 2", y0-g.y0)
+			if !g.textHint || y0 != g.y0+3 {
+				t.Errorf("the picture starts %d rows under the panel's top (text hint %v), want 3", y0-g.y0, g.textHint)
 			}
 			m = r.update(m, tea.MouseClickMsg{X: x0 + cols/4, Y: y0 + rows/4, Button: tea.MouseLeft})
 			page.until(t, "a click", func(p *fakePage) bool { return len(p.clicks) == 1 })
