@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -72,13 +73,19 @@ func BenchmarkWallPage(b *testing.B) {
 	page(direct, -1)
 	page(walled, -1)
 	var floorT, wallT []time.Duration
+	var floorCPU, wallCPU time.Duration // this process's CPU time (every goroutine: client, wall, site)
+	timed := func(c *http.Client, i int, took *[]time.Duration, cpu *time.Duration) {
+		c0 := processCPU(b)
+		*took = append(*took, page(c, i))
+		*cpu += processCPU(b) - c0
+	}
 	for i := 0; b.Loop(); i++ {
 		if i%2 == 0 {
-			floorT = append(floorT, page(direct, i))
-			wallT = append(wallT, page(walled, i))
+			timed(direct, i, &floorT, &floorCPU)
+			timed(walled, i, &wallT, &wallCPU)
 		} else {
-			wallT = append(wallT, page(walled, i))
-			floorT = append(floorT, page(direct, i))
+			timed(walled, i, &wallT, &wallCPU)
+			timed(direct, i, &floorT, &floorCPU)
 		}
 	}
 	b.StopTimer()
@@ -91,6 +98,23 @@ func BenchmarkWallPage(b *testing.B) {
 	b.ReportMetric(f, "ms/floor")
 	b.ReportMetric(w, "ms/wall")
 	b.ReportMetric(w/f, "wall/floor")
+	// CPU time moves far less than elapsed time with the machine's load:
+	// the wall's own CPU per image is the walled page's less the direct one's.
+	perImage := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(len(floorT)*200) }
+	cf, cw := perImage(floorCPU), perImage(wallCPU)
+	b.ReportMetric(cf, "cpu-us/image-floor")
+	b.ReportMetric(cw, "cpu-us/image-wall")
+	b.ReportMetric(cw-cf, "cpu-us/image-wall-own")
 	b.ReportMetric(0, "ns/op")
-	b.Logf("200 images over 6 connections, %d pages each: direct %.2f ms, through the wall %.2f ms (%.2f×)", len(floorT), f, w, w/f)
+	b.Logf("200 images over 6 connections, %d pages each: direct %.2f ms, through the wall %.2f ms (%.2f×); CPU per image %.1f µs direct, %.1f µs through the wall (the wall's own %.1f µs)",
+		len(floorT), f, w, w/f, cf, cw, cw-cf)
+}
+
+// processCPU is the CPU time this process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -47,7 +47,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
@@ -90,11 +89,10 @@ type Wall struct {
 	self string
 	log  *slog.Logger
 
-	ln        net.Listener
-	srv       *http.Server
-	proxy     *httputil.ReverseProxy
-	transport *http.Transport
-	dialer    net.Dialer
+	ln     net.Listener
+	srv    *http.Server
+	pool   idlePool // kept-alive connections to destinations (relay.go)
+	dialer net.Dialer
 
 	ctx    context.Context // cancelled by Close: ends tunnels
 	cancel context.CancelFunc
@@ -117,7 +115,7 @@ type unreachedRequest struct {
 	netError string // Chromium's name for the failure (net::ERR_…)
 }
 
-// bufferPool lends the proxy its response copy buffers.
+// bufferPool lends the relay its response copy buffers.
 type bufferPool struct{ p sync.Pool }
 
 func (b *bufferPool) Get() []byte  { return *b.p.Get().(*[]byte) }
@@ -146,32 +144,6 @@ func Start(opts Options) (*Wall, error) {
 		w.own[strings.ToLower(a)] = true
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.transport = &http.Transport{
-		Proxy:       nil, // never another proxy
-		DialContext: w.dialer.DialContext,
-		// Chromium keeps up to 6 connections per origin open to us; as
-		// many idle ones per destination spare a dial per request.
-		MaxIdleConnsPerHost:   32,
-		MaxIdleConns:          256,
-		IdleConnTimeout:       90 * time.Second,
-		DisableCompression:    true, // pass the page's encoding through
-		ResponseHeaderTimeout: 0,    // a slow site is the page's business
-		ExpectContinueTimeout: time.Second,
-	}
-	w.proxy = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			// The request line's absolute URL is what was judged; the
-			// Host header follows it.
-			pr.Out.URL = pr.In.URL
-			pr.Out.Host = ""
-		},
-		Transport:    w.transport,
-		ErrorLog:     quiet,
-		ErrorHandler: w.upstreamError,
-		// Without a pool every response copy allocates its own 32 KiB
-		// buffer: 6 MiB of garbage for a page of 200 small images.
-		BufferPool: copyBuffers,
-	}
 	w.srv = &http.Server{
 		Handler:           http.HandlerFunc(w.serve),
 		ReadHeaderTimeout: 30 * time.Second,
@@ -224,7 +196,7 @@ func (w *Wall) Passed() uint64 { return w.passed.Load() }
 func (w *Wall) Close() error {
 	w.cancel()
 	err := w.srv.Close()
-	w.transport.CloseIdleConnections()
+	w.pool.close()
 	w.wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -244,11 +216,11 @@ func (w *Wall) serve(rw http.ResponseWriter, r *http.Request) {
 	}
 	target := strings.ToLower(r.URL.Host)
 	if !w.own[target] {
+		upgrade := strings.ToLower(r.Header.Get("Upgrade"))
 		if target == w.self || hostIs(target, w.self) {
 			w.refuse(rw, target, policy.Decision{Code: policy.CodeWebsiteBlocked, Message: policy.MsgWebsiteBlocked})
 			return
 		}
-		upgrade := strings.ToLower(r.Header.Get("Upgrade"))
 		hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
 		u := r.URL.String()
 		if d := w.pol.Decide(u, r.Method, hasBody, upgrade == "websocket"); !d.Allow {
@@ -262,7 +234,7 @@ func (w *Wall) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.passed.Add(1)
-	w.proxy.ServeHTTP(rw, r)
+	w.forward(rw, r)
 }
 
 // hostIs reports whether hostport names the same port on a loopback
@@ -286,12 +258,15 @@ func (w *Wall) refuse(rw http.ResponseWriter, target string, d policy.Decision) 
 	_, _ = io.WriteString(rw, d.Message+"\n")
 }
 
-func (w *Wall) upstreamError(rw http.ResponseWriter, r *http.Request, err error) {
+// upstreamError answers 502 for a request the destination did not answer.
+// unsent: nothing of the request can have left the machine, so a dial
+// failure is remembered for Unreached.
+func (w *Wall) upstreamError(rw http.ResponseWriter, r *http.Request, err error, unsent bool) {
 	if errors.Is(err, context.Canceled) {
 		return // the browser went away
 	}
 	w.log.Debug("wall upstream", "target", r.URL.Host, "err", err)
-	if ne, ok := dialFailure(err); ok {
+	if ne, ok := dialFailure(err); ok && unsent {
 		w.remember(unreachedRequest{url: requestKey(r.URL.String()), netError: ne})
 		rw.Header().Set("X-Tabwarden-Unreached", ne)
 	}
