@@ -77,7 +77,7 @@ func TestAttachTokenTravelsButIsNeverShown(t *testing.T) {
 			t.Errorf("%s: the URL's query did not travel: %q", r.URL.Path, r.URL.RawQuery)
 		}
 	}
-	if got, want := b.String(), "attached "+f.srv.URL+"/"; got != want {
+	if got, want := b.String(), "attached, no network wall · "+f.srv.URL+"/"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	_ = p.raw([]byte("HTTP/1.1 408 Request Timeout\r\n\r\n"))

@@ -543,16 +543,28 @@ func (c *conn) teardown(grace time.Duration) {
 	}
 }
 
+// String is the header's browser field: groups joined by " · ", the most
+// important first, since a narrow header drops them from the end (tui
+// header.go).
 func (b *Browser) String() string {
 	c := b.conn()
 	if c.proc == nil {
-		return "attached " + ShownURL(b.opts.BrowserURL)
+		return b.attachedStatus()
 	}
-	// The header shows this: a headless console says so at all times, so
-	// nobody looks for a window that is not there.
-	mode := "headed"
+	return fmt.Sprintf("Chromium %s · pid %d · profile %s", b.mode(), c.proc.pid, b.opts.ProfileDir)
+}
+
+// mode is the header's word for a launched Chromium: a headless console
+// says so at all times, so nobody looks for a window that is not there.
+func (b *Browser) mode() string {
 	if b.opts.Headless {
-		mode = "headless (no window)"
+		return "headless (no window)"
 	}
-	return fmt.Sprintf("chromium %s pid %d profile %s", mode, c.proc.pid, b.opts.ProfileDir)
+	return "headed"
+}
+
+// attachedStatus is the header's field for an attached browser: that it
+// has no network wall comes before its address, so no width drops it.
+func (b *Browser) attachedStatus() string {
+	return "attached, " + WallAttachedShort + " · " + ShownURL(b.opts.BrowserURL)
 }

@@ -46,7 +46,7 @@ func TestBrowserless(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := attachFleet(t, bl, pol, "")
-		if s := e.b.String(); strings.Contains(s, fleetToken) || !strings.HasPrefix(s, "attached "+bl.WS) {
+		if s := e.b.String(); strings.Contains(s, fleetToken) || !strings.HasPrefix(s, "attached, no network wall · "+bl.WS) {
 			t.Fatalf("header %q", s)
 		}
 		// browserless's launch query gave the launch flags: only

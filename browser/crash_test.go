@@ -85,7 +85,7 @@ func TestCrashDuringActThenRelaunch(t *testing.T) {
 	wantCode(t, b.Navigate(testCtx(t), conv, tab, a.URL+"/session"), errcode.BrowserUnavailable)
 	g.until(t, "the header to show the relaunched Chromium", func(g *fakeGate) bool {
 		s := g.statuses[len(g.statuses)-1]
-		return strings.HasPrefix(s, "Chromium ") && strings.HasSuffix(s, " headless") && len(g.statuses) > 2
+		return strings.HasPrefix(s, "Chromium headless (no window) · ") && len(g.statuses) > 2
 	})
 	g.mu.Lock()
 	statuses := append([]string(nil), g.statuses...)

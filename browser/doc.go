@@ -57,7 +57,7 @@
 //     SingletonLock is stale) and fails too. The new connection is swapped
 //     in behind the same *Browser, so callers never re-wire. The engine's
 //     header (Info.Browser, when the Gatekeeper also has SetInfo) shows
-//     "relaunching…", then "Chromium <version> headed|headless". An
+//     "relaunching…", then "Chromium headed · <version>" (or headless). An
 //     attached browser is attached again at once, with backoff, in a new
 //     session (reattach.go); the tabs owned on the lost one are closed.
 //   - Attach (--browser-url, attach.go): the token rides in Authorization

@@ -37,15 +37,12 @@ func (b *Browser) showStatus(s string) {
 	sb.SetInfo(info)
 }
 
-// describe is the header line for a fresh connection: "Chromium <version>
-// headed|headless", or "attached <url>".
+// describe is the header line for a fresh connection: "Chromium headed ·
+// <version>" (or "headless (no window)"), groups as String's, or for an
+// attached browser attachedStatus.
 func (b *Browser) describe(ctx context.Context, c *conn) string {
 	if c.proc == nil {
-		return "attached " + ShownURL(b.opts.BrowserURL) + " · " + WallAttachedShort
-	}
-	mode := "headed"
-	if b.opts.Headless {
-		mode = "headless"
+		return b.attachedStatus()
 	}
 	cctx, cancel := b.call(ctx)
 	defer cancel()
@@ -57,7 +54,7 @@ func (b *Browser) describe(ctx context.Context, c *conn) string {
 			version = version[i+1:]
 		}
 	}
-	return "Chromium " + version + " " + mode
+	return "Chromium " + b.mode() + " · " + version
 }
 
 // lost runs when c's event stream ends. Unless the Browser is closing, that
