@@ -45,7 +45,7 @@ func TestLostAttachedBrowserIsAttachedAgain(t *testing.T) {
 	}
 	waitFor(t, "the console to attach again", func() bool { return e.b.Available() == nil })
 	e.gate.until(t, "the header to name the attached browser", func(g *fakeGate) bool {
-		return strings.HasPrefix(g.statuses[len(g.statuses)-1], "attached ")
+		return strings.HasPrefix(g.statuses[len(g.statuses)-1], "attached, no network wall · ")
 	})
 	if _, err := e.b.reg.lookup(conv, old); errcode.Of(err) != errcode.TabClosed {
 		t.Fatalf("the old tab after re-attach: %v, want tab_closed", err)
