@@ -169,7 +169,7 @@ func TestAttachQueuedSaysWaitingForASlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if !strings.HasPrefix(b.String(), "attached ") {
+	if !strings.HasPrefix(b.String(), "attached, no network wall · ") {
 		t.Errorf("after the slot came: %q", b.String())
 	}
 }
