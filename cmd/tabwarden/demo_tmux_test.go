@@ -74,6 +74,12 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 		}
 	}
 	t.Logf("the take-over after the console signed in:\n%s", plain)
+	// The header fits whole: parts drop, words are never cut (issue 25).
+	for i, l := range strings.SplitN(plain, "\n", 3)[:2] {
+		if strings.Contains(l, "…") {
+			t.Errorf("header line %d is cut at %d columns: %q", i+1, cols, l)
+		}
+	}
 	c.keys("v")
 	c.waitFor("the page view", 20*time.Second, func(p, e string) bool {
 		return strings.Contains(p, "Page view") && strings.Count(p, "▀") >= 100
