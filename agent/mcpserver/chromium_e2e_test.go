@@ -15,6 +15,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
+	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -133,9 +134,9 @@ func (w *chromiumWorld) call(t *testing.T, cs *mcp.ClientSession, tool string, a
 	if q := w.eng.Snapshot().Queue; len(q) != 0 {
 		t.Fatalf("%s left a review pending: %+v", tool, q)
 	}
-	obj, _ := res.StructuredContent.(map[string]any)
+	obj := mcptest.Object(res)
 	if obj == nil {
-		t.Fatalf("%s: no structured content", tool)
+		t.Fatalf("%s: no result object", tool)
 	}
 	return obj
 }
@@ -157,7 +158,7 @@ func (w *chromiumWorld) reviewed(t *testing.T, cs *mcp.ClientSession, kind conse
 	if a.err != nil {
 		t.Fatalf("%s: %v", tool, a.err)
 	}
-	obj, _ := a.res.StructuredContent.(map[string]any)
+	obj := mcptest.Object(a.res)
 	if a.res.IsError || obj["ok"] != true {
 		t.Fatalf("%s failed: %v", tool, obj)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
+	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
@@ -173,10 +174,10 @@ func BenchmarkGateLatency(b *testing.B) {
 	if err := <-approved; err != nil || res.IsError {
 		b.Fatalf("open: %v", err)
 	}
-	tab := res.StructuredContent.(map[string]any)["tabId"].(string)
+	tab := mcptest.Object(res)["tabId"].(string)
 	observe := func() (obs, ref string) {
 		r := call("browser_observe", map[string]any{"tabId": tab})
-		sc, _ := r.StructuredContent.(map[string]any)
+		sc := mcptest.Object(r)
 		obs, _ = sc["observationId"].(string)
 		snap, _ := sc["snapshot"].(string)
 		for _, line := range strings.Split(snap, "\n") {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // relayHost starts one `tabwarden mcp-stdio` process, as a host does with
@@ -41,10 +43,7 @@ func structured(t *testing.T, cs *mcp.ClientSession, ctx context.Context, tool s
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	b, _ := json.Marshal(res.StructuredContent)
-	_ = json.Unmarshal(b, &m)
-	return m
+	return mcptest.Object(res)
 }
 
 // Two host processes with one configuration are two conversations in the

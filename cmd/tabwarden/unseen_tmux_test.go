@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // No review waits unseen (design.md §4), on the real console in tmux with two
@@ -65,8 +67,7 @@ func TestTmuxNextAgentsReviewComesUp(t *testing.T) {
 	var res map[string]any
 	select {
 	case r := <-queued:
-		b, _ := json.Marshal(r.StructuredContent)
-		_ = json.Unmarshal(b, &res)
+		res = mcptest.Object(r)
 	case <-time.After(reviewTimeout + 30*time.Second):
 		t.Fatal("the queued review never ended")
 	}
