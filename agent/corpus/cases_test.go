@@ -22,6 +22,10 @@ type netCase struct {
 	witness string
 	// entry is the file the agent opens; "" is index.html.
 	entry string
+	// via, when set, is a page (placeholders expanded) the agent opens
+	// first in the same tab, so the tab holds that origin's grant; bare
+	// Chromium opens only the entry.
+	via string
 	// click is the role of the page's "Go" element that must be clicked
 	// (a trusted click in bare Chromium, an approved browser_act click in
 	// tabwarden); "" clicks nothing.
@@ -121,6 +125,20 @@ func buildNetCases() []netCase {
 	add("frames", "srcdoc_nested_frame", witnessN, idx(`<iframe srcdoc="<iframe src='@WN@/f.html'></iframe>"></iframe>`))
 	add("frames", "object_data", witnessN, idx(`<object data="@WN@/f.html" type="text/html" width=300 height=200 onload="done()" onerror="done()"></object>`))
 	add("frames", "embed_src", witnessN, idx(`<embed src="@WN@/f.html" type="text/html" width=300 height=200 onload="done()" onerror="done()">`))
+	// A frame of an origin the tab may load (the agent opened it there
+	// first) embeds N: its frame is the tab's as much as B's is. B same
+	// site as A (one renderer), and B on another site (an out-of-process
+	// frame: N's frame comes into being in B's process).
+	nested := func(name, b string) {
+		c := add("frames", name, witnessN, map[string]cfile{
+			"index.html": page(`<iframe src="` + b + `/frame.html" onload="done()"></iframe>`),
+			"frame.html": {Body: `<!doctype html><title>B</title><iframe src="@WN@/f.html"></iframe>`},
+			"first.html": {Body: `<!doctype html><title>B</title><p>B first`},
+		})
+		c.via = b + "/first.html"
+	}
+	nested("granted_frame_nests_ungranted_same_site", "@CB@")
+	nested("granted_frame_nests_ungranted_cross_site", "@CL@")
 
 	// Speculative loads: documents fetched for a navigation nobody asked for.
 	rules := func(kind, url string) string {

@@ -56,8 +56,13 @@ func (s *syncBuffer) String() string {
 // (allowed and approved; only blockBrowserUploads stands in the way). The
 // bare side has its own N0 and P0, so the tabwarden witnesses count
 // nothing but tabwarden's requests.
+//
+// B serves frames for the cases that nest one: it is approved too, both as
+// itself (same site as A) and as localhost on B's port (another site, so
+// Chromium puts its frame in a process of its own).
 type world struct {
 	A, N, P, N0, P0 *server
+	B               *server
 	bare            *browsertest.Bare
 
 	eng       *consent.Engine
@@ -180,7 +185,7 @@ func (w *world) close() {
 	if w.audit != nil {
 		_ = w.audit.Close()
 	}
-	for _, s := range []*server{w.A, w.N, w.P, w.N0, w.P0} {
+	for _, s := range []*server{w.A, w.N, w.P, w.N0, w.P0, w.B} {
 		if s != nil {
 			s.close()
 		}
@@ -205,7 +210,7 @@ func getWorld(t *testing.T) *world {
 func newWorld(attach browser.Options) (*world, error) {
 	w := &world{appLog: &syncBuffer{}, nonce: fmt.Sprintf("%x", time.Now().UnixNano()), attach: attach}
 	var err error
-	for _, p := range []**server{&w.A, &w.N, &w.P, &w.N0, &w.P0} {
+	for _, p := range []**server{&w.A, &w.N, &w.P, &w.N0, &w.P0, &w.B} {
 		if *p, err = startServer(caseFile, w.expand); err != nil {
 			w.close()
 			return nil, err
@@ -216,7 +221,7 @@ func newWorld(attach browser.Options) (*world, error) {
 		return nil, err
 	}
 	raw, _ := json.Marshal(map[string]any{"execution": map[string]any{
-		"browserOrigins":      []string{w.A.URL, w.N.URL},
+		"browserOrigins":      []string{w.A.URL, w.N.URL, w.B.URL, w.localB()},
 		"blockBrowserUploads": true,
 	}})
 	if w.pol, err = policy.Parse("corpus.json", raw); err != nil {
@@ -245,7 +250,7 @@ func newWorld(attach browser.Options) (*world, error) {
 		w.close()
 		return nil, fmt.Errorf("tabwarden Chromium: %w", err)
 	}
-	w.op = startOperator(w.eng, w.A.URL)
+	w.op = startOperator(w.eng, w.A.URL, w.B.URL, w.localB())
 	return w, nil
 }
 
@@ -263,6 +268,8 @@ func (w *world) env(caseName, side string) map[string]string {
 		"@P@":      p.URL,
 		"@T@":      tag,
 		"@C@":      w.A.URL + "/c/" + caseName + "/" + side,
+		"@CB@":     w.B.URL + "/c/" + caseName + "/" + side,
+		"@CL@":     w.localB() + "/c/" + caseName + "/" + side,
 		"@WA@":     w.A.URL + "/w/" + tag,
 		"@WN@":     n.URL + "/w/" + tag,
 		"@WP@":     p.URL + "/w/" + tag,
@@ -278,6 +285,12 @@ func (w *world) env(caseName, side string) map[string]string {
 	}
 	w.extraMu.Unlock()
 	return env
+}
+
+// localB is B's server under another site: localhost instead of
+// 127.0.0.1.
+func (w *world) localB() string {
+	return "http://localhost:" + strings.TrimPrefix(w.B.URL, "http://127.0.0.1:")
 }
 
 var placeholder = regexp.MustCompile(`@[A-Z]+@`)
@@ -307,24 +320,27 @@ const (
 )
 
 // operator is the person at the keyboard for the whole corpus: it
-// approves everything asked for origin A except a disclosure ("Share
-// result"), and denies every other review. inspect, when set, sees each
+// approves everything asked for origin A (and the frame origins B)
+// except a disclosure ("Share result"), and denies every other review. inspect, when set, sees each
 // review on screen before it is answered (the terminal family renders the
 // TUI there).
 type operator struct {
-	eng    *consent.Engine
-	origin string
-	cancel context.CancelFunc
-	done   chan struct{}
+	eng     *consent.Engine
+	origins map[string]bool
+	cancel  context.CancelFunc
+	done    chan struct{}
 
 	mu      sync.Mutex
 	shown   []consent.Review
 	inspect func(consent.Review)
 }
 
-func startOperator(eng *consent.Engine, origin string) *operator {
+func startOperator(eng *consent.Engine, origins ...string) *operator {
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &operator{eng: eng, origin: origin, cancel: cancel, done: make(chan struct{})}
+	o := &operator{eng: eng, origins: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
+	for _, origin := range origins {
+		o.origins[origin] = true
+	}
 	go o.run(ctx)
 	return o
 }
@@ -339,6 +355,9 @@ func (o *operator) setInspect(fn func(consent.Review)) {
 	o.inspect = fn
 	o.mu.Unlock()
 }
+
+// approves reports whether the operator approves reviews for origin.
+func (o *operator) approves(origin string) bool { return o.origins[origin] }
 
 // reviews returns every review shown for conv.
 func (o *operator) reviews(conv consent.ConversationID) []consent.Review {
@@ -371,7 +390,7 @@ func (o *operator) run(ctx context.Context) {
 					fn(*r)
 				}
 			}
-			approve := r.Origin == o.origin && r.Kind != consent.KindDisclosure
+			approve := o.approves(r.Origin) && r.Kind != consent.KindDisclosure
 			if wait := time.Until(r.ShownAt.Add(reviewDelay)); wait > 0 {
 				select {
 				case <-time.After(wait):
