@@ -363,12 +363,29 @@ func (b *Browser) loop(c *conn, events <-chan *rod.Message) {
 			}
 		case "Target.attachedToTarget":
 			e := &proto.TargetAttachedToTarget{}
-			if msg.SessionID == "" && b.blocksUploads() && msg.Load(e) && e.TargetInfo != nil {
+			if !msg.Load(e) || e.TargetInfo == nil {
+				continue
+			}
+			switch {
+			case msg.SessionID == "" && b.blocksUploads():
 				b.wg.Add(1)
 				go func() {
 					defer b.wg.Done()
 					b.guardTarget(e)
 				}()
+			case msg.SessionID != "" && b.onFrameTarget(msg.SessionID, e):
+				b.wg.Add(1)
+				go func() {
+					defer b.wg.Done()
+					b.followFrame(e)
+				}()
+			}
+		case "Target.detachedFromTarget":
+			e := &proto.TargetDetachedFromTarget{}
+			if msg.SessionID != "" && msg.Load(e) {
+				b.reg.mu.Lock()
+				delete(b.reg.oopifs, e.SessionID)
+				b.reg.mu.Unlock()
 			}
 		case "Page.fileChooserOpened":
 			b.onFileChooser(msg.SessionID)
@@ -379,7 +396,10 @@ func (b *Browser) loop(c *conn, events <-chan *rod.Message) {
 			}
 		case "Page.frameDetached":
 			e := &proto.PageFrameDetached{}
-			if msg.Load(e) {
+			// A frame swapped into another process lives on (its new
+			// process's target attaches with the same id); only a frame
+			// removed is gone.
+			if msg.Load(e) && e.Reason != proto.PageFrameDetachedReasonSwap {
 				b.reg.mu.Lock()
 				delete(b.reg.frames, e.FrameID)
 				b.reg.mu.Unlock()

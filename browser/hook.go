@@ -132,31 +132,122 @@ func (b *Browser) onPaused(e *proto.FetchRequestPaused) {
 // subframeGranted reports whether a document request of a frame that is
 // not a tab's main frame may go: design.md §8, no document of an origin a task
 // tab has no navigation grant for is fetched before consent. A sub-frame
-// of a task tab (known from Page.frameAttached) may load only an origin a
-// grant of its conversation already covers for that tab — no review is
-// raised for it; the operator's tabs, a taken-over conversation's and
-// frames of no known tab load as policy allows.
+// of a task tab (known from Page.frameAttached on the tab's session or on
+// one of its out-of-process frames', at any depth) may load only an origin
+// a grant of its conversation already covers for that tab — no review is
+// raised for it; the operator's tabs and a taken-over conversation's load
+// as policy allows. A frame the events did not place is looked for in the
+// task tabs' frame trees; one that may still be a task tab's it could not
+// be looked for in loads only an origin every such tab may load.
 func (b *Browser) subframeGranted(e *proto.FetchRequestPaused) bool {
-	b.reg.mu.Lock()
-	top := b.reg.byTarget[b.reg.frames[e.FrameID]]
-	var conv consent.ConversationID
-	var id consent.TabID
-	if top != nil && !top.closed {
-		conv, id = top.conv, top.id
-	}
-	b.reg.mu.Unlock()
-	if conv == "" || b.gate.Paused(conv) {
-		return true
+	origin, ok := originOf(e.Request.URL)
+	if !ok {
+		return true // not http(s): nothing leaves the browser
 	}
 	c, ok := b.gate.(coverage)
 	if !ok {
 		return true // a Gatekeeper that cannot tell (tests' fakes)
 	}
-	origin, ok := originOf(e.Request.URL)
-	if !ok {
-		return true // not http(s): nothing leaves the browser
+	b.reg.mu.Lock()
+	target, placed := b.reg.frames[e.FrameID]
+	b.reg.mu.Unlock()
+	var tabs []*tab
+	if placed {
+		b.reg.mu.Lock()
+		tabs = append(tabs, b.reg.byTarget[target])
+		b.reg.mu.Unlock()
+	} else {
+		tabs = b.placeFrame(e.FrameID)
 	}
-	return c.Covered(consent.Request{Gate: consent.GateNavigation, Conversation: conv, Tab: id, Origin: origin})
+	for _, t := range tabs {
+		b.reg.mu.Lock()
+		var conv consent.ConversationID
+		var id consent.TabID
+		if t != nil && !t.closed {
+			conv, id = t.conv, t.id
+		}
+		b.reg.mu.Unlock()
+		if conv == "" || b.gate.Paused(conv) {
+			continue
+		}
+		if !c.Covered(consent.Request{Gate: consent.GateNavigation, Conversation: conv, Tab: id, Origin: origin}) {
+			return false
+		}
+	}
+	return true
+}
+
+// placeFrame looks for a frame no event placed in the frame trees of every
+// live task tab's followed sessions (its own and its out-of-process
+// frames'). It returns the tab the frame is in; nil when it is in none
+// (an operator's tab); or, when some tab could not be searched (no
+// session, a tree that could not be read, an out-of-process frame that
+// could not be followed), every such tab: the frame may be any of theirs.
+func (b *Browser) placeFrame(frame proto.PageFrameID) []*tab {
+	type place struct {
+		sid  proto.TargetSessionID
+		tab  *tab
+		conv consent.ConversationID
+	}
+	var places []place
+	var unsure []*tab
+	b.reg.mu.Lock()
+	for _, t := range b.reg.byTarget {
+		if t.conv == "" || t.closed {
+			continue
+		}
+		if t.session == "" || b.reg.unfollowed[t.target] {
+			unsure = append(unsure, t)
+		}
+		if t.session != "" {
+			places = append(places, place{t.session, t, t.conv})
+		}
+	}
+	for sid, target := range b.reg.oopifs {
+		if t := b.reg.byTarget[target]; t != nil && t.conv != "" && !t.closed {
+			places = append(places, place{sid, t, t.conv})
+		}
+	}
+	b.reg.mu.Unlock()
+	for _, p := range places {
+		if b.gate.Paused(p.conv) {
+			continue // its frames load as policy allows
+		}
+		ctx, cancel := b.call(b.ctx)
+		res, err := proto.PageGetFrameTree{}.Call(client{b: b, sid: p.sid, ctx: ctx})
+		cancel()
+		if err != nil {
+			b.log.Debug("place frame: frame tree", "err", err)
+			unsure = append(unsure, p.tab)
+			continue
+		}
+		found := false
+		b.reg.mu.Lock()
+		walkFrames(res.FrameTree, func(f proto.PageFrameID) {
+			// Every frame of the tree is the tab's; what was looked up
+			// once need not be again.
+			b.reg.frames[f] = p.tab.target
+			found = found || f == frame
+		})
+		b.reg.mu.Unlock()
+		if found {
+			return []*tab{p.tab}
+		}
+	}
+	return unsure
+}
+
+// walkFrames calls fn for every frame of tree.
+func walkFrames(tree *proto.PageFrameTree, fn func(proto.PageFrameID)) {
+	if tree == nil {
+		return
+	}
+	if tree.Frame != nil {
+		fn(tree.Frame.ID)
+	}
+	for _, c := range tree.ChildFrames {
+		walkFrames(c, fn)
+	}
 }
 
 // coverage is the part of the consent engine that says whether a grant

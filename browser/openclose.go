@@ -167,7 +167,7 @@ func (b *Browser) attach(ctx context.Context, t *tab) (proto.TargetSessionID, er
 		return sid, err
 	}
 	c := client{b: b, sid: sid, ctx: ctx}
-	if err := (proto.PageEnable{}).Call(c); err != nil {
+	if err := followFrames(c); err != nil {
 		return "", err
 	}
 	return sid, proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c)

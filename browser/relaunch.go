@@ -195,6 +195,9 @@ func (r *registry) closeAll() ([]consent.TabID, []*Handle) {
 	clear(r.bySess)
 	clear(r.unclaimed)
 	clear(r.guarded)
+	clear(r.frames)
+	clear(r.oopifs)
+	clear(r.unfollowed)
 	return ids, hs
 }
 

@@ -83,10 +83,17 @@ type registry struct {
 	// their targets (file chooser events arrive on them).
 	guarded map[proto.TargetSessionID]proto.TargetTargetID
 	// frames maps the sub-frames Chromium reported on a tab's session
-	// (Page.frameAttached) to that tab's target.
+	// or on one of its out-of-process frames' (Page.frameAttached, or the
+	// frame's own target attaching) to that tab's target.
 	frames map[proto.PageFrameID]proto.TargetTargetID
-	seq    uint64
-	front  consent.TabID // the tab the operator selected last
+	// oopifs maps the sessions of a task tab's out-of-process frames
+	// (auto-attached, at any depth) to that tab's target.
+	oopifs map[proto.TargetSessionID]proto.TargetTargetID
+	// unfollowed are the task tabs with an out-of-process frame that
+	// could not be followed: a frame nobody placed may be theirs.
+	unfollowed map[proto.TargetTargetID]bool
+	seq        uint64
+	front      consent.TabID // the tab the operator selected last
 }
 
 func (r *registry) init() {
@@ -97,6 +104,8 @@ func (r *registry) init() {
 	r.pending = map[consent.ConversationID]int{}
 	r.guarded = map[proto.TargetSessionID]proto.TargetTargetID{}
 	r.frames = map[proto.PageFrameID]proto.TargetTargetID{}
+	r.oopifs = map[proto.TargetSessionID]proto.TargetTargetID{}
+	r.unfollowed = map[proto.TargetTargetID]bool{}
 }
 
 func newTabID() consent.TabID {

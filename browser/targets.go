@@ -118,6 +118,12 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 				delete(r.frames, f)
 			}
 		}
+		for sid, target := range r.oopifs {
+			if target == id {
+				delete(r.oopifs, sid)
+			}
+		}
+		delete(r.unfollowed, id)
 		close(t.lifeCh) // wakes a Navigate waiting for this tab's load
 		t.lifeCh = make(chan struct{})
 	}
@@ -135,8 +141,9 @@ func (b *Browser) onTargetDestroyed(id proto.TargetTargetID) {
 }
 
 // onFrameAttached runs on the event loop: a frame came into a tab's page
-// (on the tab's own session, or the upload guard's), so a document request
-// from it is known to be that tab's sub-frame.
+// (on the tab's own session, the upload guard's, or the session of one of
+// the tab's out-of-process frames), so a document request from it is known
+// to be that tab's sub-frame.
 func (b *Browser) onFrameAttached(sid proto.TargetSessionID, frame proto.PageFrameID) {
 	r := &b.reg
 	r.mu.Lock()
@@ -144,9 +151,76 @@ func (b *Browser) onFrameAttached(sid proto.TargetSessionID, frame proto.PageFra
 	target := r.guarded[sid]
 	if t := r.bySess[sid]; t != nil {
 		target = t.target
+	} else if tab := r.oopifs[sid]; tab != "" {
+		target = tab
 	}
 	if target != "" {
 		r.frames[frame] = target
+	}
+}
+
+// framesOnly is the auto-attach filter of a tab's sessions: its
+// out-of-process frames, nothing else (workers are the hook's alone).
+var framesOnly = proto.TargetTargetFilter{{Type: "iframe"}, {Exclude: true}}
+
+// followFrames turns on, for a tab's session or one of its out-of-process
+// frames', what places every frame in the tab (design.md §8: a frame's
+// document answers to the tab's grants): Page events, so frames attached
+// here are reported, and auto-attach to out-of-process frames, each held
+// before its document commits until it is followed too. A cross-site
+// frame runs in a process of its own, and the frames its document makes
+// are reported only on that process's session.
+func followFrames(c client) error {
+	if err := (proto.PageEnable{}).Call(c); err != nil {
+		return err
+	}
+	return proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true, Filter: framesOnly}.Call(c)
+}
+
+// onFrameTarget runs on the event loop when a session auto-attached a
+// target. On a tab's session or one of its frames' it is an
+// out-of-process frame of that tab: it, and every frame attached in its
+// session, is the tab's. It reports whether the session is ours to
+// follow and release.
+func (b *Browser) onFrameTarget(parent proto.TargetSessionID, e *proto.TargetAttachedToTarget) bool {
+	r := &b.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	target := r.oopifs[parent]
+	if t := r.bySess[parent]; t != nil {
+		target = t.target
+	}
+	if target == "" {
+		return false // another client's session (rod's pages, site tools)
+	}
+	r.oopifs[e.SessionID] = target
+	// An out-of-process frame's id is its target's.
+	r.frames[proto.PageFrameID(e.TargetInfo.TargetID)] = target
+	return true
+}
+
+// followFrame follows an out-of-process frame of a tab and lets it run.
+// It is released even when following failed: a frame left waiting would
+// hang the page, and placeFrame refuses what it then cannot place.
+func (b *Browser) followFrame(e *proto.TargetAttachedToTarget) {
+	ctx, cancel := b.call(b.ctx)
+	err := followFrames(client{b: b, sid: e.SessionID, ctx: ctx})
+	cancel()
+	if err != nil {
+		b.log.Debug("follow frame", "err", err)
+		b.reg.mu.Lock()
+		if tab := b.reg.oopifs[e.SessionID]; tab != "" {
+			b.reg.unfollowed[tab] = true
+		}
+		b.reg.mu.Unlock()
+	}
+	if !e.WaitingForDebugger {
+		return
+	}
+	ctx, cancel = b.call(b.ctx)
+	defer cancel()
+	if err := (proto.RuntimeRunIfWaitingForDebugger{}).Call(client{b: b, sid: e.SessionID, ctx: ctx}); err != nil {
+		b.log.Debug("release frame", "err", err)
 	}
 }
 
