@@ -159,9 +159,9 @@ func (b *Browser) onFrameAttached(sid proto.TargetSessionID, frame proto.PageFra
 	}
 }
 
-// framesOnly is the auto-attach filter of a tab's sessions: its
-// out-of-process frames, nothing else (workers are the hook's alone).
-var framesOnly = proto.TargetTargetFilter{{Type: "iframe"}, {Exclude: true}}
+// targetIframe is an out-of-process frame's target type (rod v0.116's
+// proto names no constant for it).
+const targetIframe proto.TargetTargetInfoType = "iframe"
 
 // followFrames turns on, for a tab's session or one of its out-of-process
 // frames', what places every frame in the tab (design.md §8: a frame's
@@ -170,18 +170,22 @@ var framesOnly = proto.TargetTargetFilter{{Type: "iframe"}, {Exclude: true}}
 // before its document commits until it is followed too. A cross-site
 // frame runs in a process of its own, and the frames its document makes
 // are reported only on that process's session.
+//
+// No filter: Chromium 156 holds a dedicated worker waiting for a debugger
+// even when the filter leaves workers out, and nobody would release it.
+// Every other child is attached too, released at once and let go.
 func followFrames(c client) error {
 	if err := (proto.PageEnable{}).Call(c); err != nil {
 		return err
 	}
-	return proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true, Filter: framesOnly}.Call(c)
+	return proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}.Call(c)
 }
 
 // onFrameTarget runs on the event loop when a session auto-attached a
-// target. On a tab's session or one of its frames' it is an
-// out-of-process frame of that tab: it, and every frame attached in its
-// session, is the tab's. It reports whether the session is ours to
-// follow and release.
+// target. On a tab's session or one of its frames' it is a child of that
+// tab: an out-of-process frame is the tab's, and so is every frame
+// attached in its session. It reports whether the child is ours to
+// follow (a frame) or let go (anything else) and release.
 func (b *Browser) onFrameTarget(parent proto.TargetSessionID, e *proto.TargetAttachedToTarget) bool {
 	r := &b.reg
 	r.mu.Lock()
@@ -193,16 +197,32 @@ func (b *Browser) onFrameTarget(parent proto.TargetSessionID, e *proto.TargetAtt
 	if target == "" {
 		return false // another client's session (rod's pages, site tools)
 	}
+	if e.TargetInfo.Type != targetIframe {
+		return true
+	}
 	r.oopifs[e.SessionID] = target
 	// An out-of-process frame's id is its target's.
 	r.frames[proto.PageFrameID(e.TargetInfo.TargetID)] = target
 	return true
 }
 
-// followFrame follows an out-of-process frame of a tab and lets it run.
-// It is released even when following failed: a frame left waiting would
-// hang the page, and placeFrame refuses what it then cannot place.
+// followFrame follows an out-of-process frame of a tab and lets it run;
+// any other child (a worker) is let run and let go. A frame is released
+// even when following failed: a frame left waiting would hang the page,
+// and placeFrame refuses what it then cannot place.
 func (b *Browser) followFrame(e *proto.TargetAttachedToTarget) {
+	if e.TargetInfo.Type != targetIframe {
+		ctx, cancel := b.call(b.ctx)
+		defer cancel()
+		c := client{b: b, sid: e.SessionID, ctx: ctx}
+		if e.WaitingForDebugger {
+			if err := (proto.RuntimeRunIfWaitingForDebugger{}).Call(c); err != nil {
+				b.log.Debug("release child", "type", string(e.TargetInfo.Type), "err", err)
+			}
+		}
+		_ = proto.TargetDetachFromTarget{SessionID: e.SessionID}.Call(b.rod().Context(ctx))
+		return
+	}
 	ctx, cancel := b.call(b.ctx)
 	err := followFrames(client{b: b, sid: e.SessionID, ctx: ctx})
 	cancel()
