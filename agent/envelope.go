@@ -10,8 +10,9 @@ import (
 // TrustUntrusted marks every site-derived string that travels to the model.
 const TrustUntrusted = "untrusted-site-content"
 
-// Result is one tool result: the JSON object (sent as compact text
-// content), an optional PNG image block, and whether it is a tool error.
+// Result is one tool result: the JSON object (sent both as compact text
+// content and as structuredContent), an optional PNG image block, and
+// whether it is a tool error.
 type Result struct {
 	Object  map[string]any
 	Image   []byte

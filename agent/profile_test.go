@@ -12,7 +12,6 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
@@ -99,16 +98,17 @@ func TestAToolIsOneValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := mcptest.Object(res)
-	if res.IsError || got["stamped"] != "[hi]" || got["conversation"] == "" {
-		t.Fatalf("call = %v (error %v)", got, res.IsError)
+	var got map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &got); err != nil || res.IsError || got["stamped"] != "[hi]" || got["conversation"] == "" {
+		t.Fatalf("call = %s (error %v)", b, res.IsError)
 	}
 	bad, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: stampTool.Name, Arguments: map[string]any{"text": "hi", "extra": 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bad.IsError {
-		t.Fatalf("an unknown argument reached the handler: %+v", mcptest.Object(bad))
+		t.Fatalf("an unknown argument reached the handler: %+v", bad.StructuredContent)
 	}
 	var stamped []string
 	for _, r := range calls.Records() {

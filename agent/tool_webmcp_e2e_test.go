@@ -17,7 +17,6 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -315,10 +314,10 @@ func (c *siteMCPCall) wait(t *testing.T, ctx context.Context) *mcp.CallToolResul
 
 func (c *siteMCPCall) returned() bool { return len(c.ch) > 0 }
 
-// siteStructured decodes a result's object into v.
+// siteStructured decodes a result's structuredContent into v.
 func siteStructured(t *testing.T, res *mcp.CallToolResult, v any) {
 	t.Helper()
-	b, err := json.Marshal(mcptest.Object(res))
+	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
 	}

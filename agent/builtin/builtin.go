@@ -231,6 +231,10 @@ func (r *run) call(ctx context.Context, tc llm.ToolCall) (*llm.ToolResult, strin
 			}
 		}
 	}
+	if out.Text == "" {
+		b, _ := json.Marshal(res.StructuredContent)
+		out.Text = string(b)
+	}
 	env := envelope(res)
 	if b, _ := env["mayHaveChangedState"].(bool); b {
 		if r.uncertain == nil {
@@ -262,8 +266,11 @@ func (r *run) call(ctx context.Context, tc llm.ToolCall) (*llm.ToolResult, strin
 	return out, ""
 }
 
-// envelope is a result's JSON object, carried as its text.
+// envelope is a result's JSON object.
 func envelope(res *mcp.CallToolResult) map[string]any {
+	if m, ok := res.StructuredContent.(map[string]any); ok {
+		return m
+	}
 	m := map[string]any{}
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
@@ -257,7 +256,7 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 
 	held := ""
 	if a.err == nil {
-		if o := mcptest.Object(a.res); o != nil && o["ok"] == true {
+		if o, _ := a.res.StructuredContent.(map[string]any); o != nil && o["ok"] == true {
 			held, _ = o["jobId"].(string)
 		}
 	}
@@ -267,19 +266,17 @@ func (w *chromiumWorld) cutRun(t *testing.T, p *cutProxy, version, name string, 
 		body := rpcBody(t, version, "tools/call", map[string]any{"name": tool, "arguments": args})
 		status, _, b := rawRequest{Secret: tok.Secret, Version: version, Session: session, Body: body}.do(t, w.url)
 		var m struct {
-			Result *mcp.CallToolResult `json:"result"`
+			Result struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
 		}
 		if status == http.StatusNotFound && session != "" {
 			return nil // the session ended
 		}
-		obj := map[string]any(nil)
-		if status == http.StatusOK && json.Unmarshal(b, &m) == nil {
-			obj = mcptest.Object(m.Result)
-		}
-		if obj == nil {
+		if status != http.StatusOK || json.Unmarshal(b, &m) != nil || m.Result.StructuredContent == nil {
 			t.Fatalf("%s: %s after the cut: HTTP %d %s", name, tool, status, b)
 		}
-		return obj
+		return m.Result.StructuredContent
 	}
 	jobEnd := func(id string) map[string]any {
 		for {

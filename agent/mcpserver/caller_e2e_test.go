@@ -17,7 +17,6 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -51,7 +50,7 @@ func runCallerProcess() int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	fmt.Println("answer:", mcptest.Object(res))
+	fmt.Println("answer:", res.StructuredContent)
 	return 0
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -134,9 +133,9 @@ func (w *chromiumWorld) call(t *testing.T, cs *mcp.ClientSession, tool string, a
 	if q := w.eng.Snapshot().Queue; len(q) != 0 {
 		t.Fatalf("%s left a review pending: %+v", tool, q)
 	}
-	obj := mcptest.Object(res)
+	obj, _ := res.StructuredContent.(map[string]any)
 	if obj == nil {
-		t.Fatalf("%s: no result object", tool)
+		t.Fatalf("%s: no structured content", tool)
 	}
 	return obj
 }
@@ -158,7 +157,7 @@ func (w *chromiumWorld) reviewed(t *testing.T, cs *mcp.ClientSession, kind conse
 	if a.err != nil {
 		t.Fatalf("%s: %v", tool, a.err)
 	}
-	obj := mcptest.Object(a.res)
+	obj, _ := a.res.StructuredContent.(map[string]any)
 	if a.res.IsError || obj["ok"] != true {
 		t.Fatalf("%s failed: %v", tool, obj)
 	}

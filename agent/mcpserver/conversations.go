@@ -347,16 +347,17 @@ func tabOf(args json.RawMessage, res agent.Result) string {
 	return ""
 }
 
-// toolResult puts a Result on the wire as design.md §5 says: the object as
-// compact JSON text, the image as image/png. The object goes once: a copy
-// as structuredContent doubled every result on the wire (and its JSON
-// work at both ends), and the hosts that read structuredContent give the
-// model only that, dropping the image (docs/decisions.md, "Issue 24:
-// results carry their object once").
+// toolResult puts a Result on the wire as design.md §5 says: compact JSON text,
+// the same object as structuredContent, the image as image/png. The object
+// is encoded once and the same bytes go out twice: an observation is most
+// of a call's own work on the way out, and encoding a map walks it by
+// reflection, sorting every level's keys.
 func toolResult(res agent.Result) *mcp.CallToolResult {
+	text := res.JSON()
 	r := &mcp.CallToolResult{
-		Content: []mcp.Content{&mcp.TextContent{Text: res.JSON()}},
-		IsError: res.IsError,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(text),
+		IsError:           res.IsError,
 	}
 	if len(res.Image) > 0 {
 		r.Content = append(r.Content, &mcp.ImageContent{Data: res.Image, MIMEType: "image/png"})

@@ -60,9 +60,9 @@
 //
 // # Results and audit
 //
-// A tool result carries agent.Result.JSON() as compact text content (once:
-// no structuredContent copy), isError from the result, and the image (if
-// any) as image/png content.
+// A tool result carries agent.Result.JSON() as compact text content, the
+// same object as structuredContent, isError from the result, and the image
+// (if any) as image/png content.
 //
 // Audit (design.md §9, one record per tool call): the Surface writes the record
 // of each call it runs (agent.Dispatcher does, for every transport alike);

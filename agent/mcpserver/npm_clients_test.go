@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // npmClients installs scripts/npm-clients (pinned MCP Inspector and
@@ -94,11 +93,14 @@ func TestInspectorCLI(t *testing.T) {
 	}
 
 	out, _ = inspector(t, bin, ts, "--method", "tools/call", "--tool-name", "browser_tabs")
-	var call mcp.CallToolResult
+	var call struct {
+		IsError           bool           `json:"isError"`
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
 	if err := json.Unmarshal([]byte(out), &call); err != nil {
 		t.Fatalf("tools/call printed %q: %v", out, err)
 	}
-	if call.IsError || mcptest.Object(&call)["ok"] != true {
+	if call.IsError || call.StructuredContent["ok"] != true {
 		t.Fatalf("browser_tabs through the Inspector: %s", out)
 	}
 	if calls := ts.surface.Calls(); len(calls) != 1 || calls[0].Tool != "browser_tabs" {

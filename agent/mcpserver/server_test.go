@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -84,11 +83,9 @@ func TestCallTabsCarriesResultAndConversation(t *testing.T) {
 			if strings.Contains(text.Text, "\n") {
 				t.Fatalf("text content is not compact: %q", text.Text)
 			}
-			if text.Text != want.JSON() {
-				t.Fatalf("text = %s, want %s", text.Text, want.JSON())
-			}
-			if res.StructuredContent != nil {
-				t.Fatalf("structuredContent = %v, want none: the object goes once, as text", res.StructuredContent)
+			got, _ := json.Marshal(res.StructuredContent)
+			if !bytes.Equal(got, []byte(want.JSON())) {
+				t.Fatalf("structuredContent = %s, want %s", got, want.JSON())
 			}
 
 			calls := ts.surface.Calls()
@@ -309,9 +306,9 @@ func TestImageAndErrorResults(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("a failure envelope arrived without isError")
 	}
-	obj := mcptest.Object(res)
+	obj, _ := res.StructuredContent.(map[string]any)
 	if obj["code"] != "stale_observation" || obj["ok"] != false {
-		t.Fatalf("result object = %v", obj)
+		t.Fatalf("structuredContent = %v", obj)
 	}
 	rec, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool {
 		return r.Kind == audit.KindToolCall && r.Tool == "browser_act"
@@ -342,10 +339,10 @@ func TestNoIdentityIsMissingSessionWithoutDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What a client reads: the result's text.
-	obj := mcptest.Object(res)
-	if obj == nil {
-		t.Fatalf("the result carries no JSON object: %+v", res.Content)
+	// What a client reads: the structured content as it goes on the wire.
+	var obj map[string]any
+	if b, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(b, &obj) != nil {
+		t.Fatalf("structured content does not encode: %v %v", err, res.StructuredContent)
 	}
 	if !res.IsError || obj["code"] != string(errcode.MissingSession) || obj["dispatched"] != false || obj["next"] != "list_tabs" {
 		t.Fatalf("no-identity call: %+v", obj)

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -78,8 +77,8 @@ func TestCloseAnswersCallsInFlight(t *testing.T) {
 				if a.err != nil {
 					t.Fatalf("a call in flight at Close: no tool result: %v", a.err)
 				}
-				if !a.res.IsError || mcptest.Object(a.res)["code"] != "canceled" {
-					t.Fatalf("a call in flight at Close: %+v, want its canceled envelope", mcptest.Object(a.res))
+				if !a.res.IsError || a.res.StructuredContent.(map[string]any)["code"] != "canceled" {
+					t.Fatalf("a call in flight at Close: %+v, want its canceled envelope", a.res.StructuredContent)
 				}
 			}
 			if drain {

@@ -42,7 +42,7 @@ func transcriptCases() []transcriptCase {
 		{"browser_tabs", "browser_tabs success.", sessionlessVersion, "tools/call", call("browser_tabs", nil)},
 		{"browser_open", "browser_open success (after navigation consent).", sessionlessVersion, "tools/call", call("browser_open", map[string]any{"url": "https://shop.test/"})},
 		{"browser_navigate", "browser_navigate success.", sessionlessVersion, "tools/call", call("browser_navigate", map[string]any{"tabId": "tab-1", "url": "https://shop.test/cart"})},
-		{"browser_observe", "browser_observe with an image: the object as text content, and an image/png block.", sessionlessVersion, "tools/call", call("browser_observe", map[string]any{"tabId": "tab-1", "includeImage": true})},
+		{"browser_observe", "browser_observe with an image: text content, structuredContent and an image/png block.", sessionlessVersion, "tools/call", call("browser_observe", map[string]any{"tabId": "tab-1", "includeImage": true})},
 		{"browser_act", "browser_act receipt: dispatched, not yet verified.", sessionlessVersion, "tools/call", call("browser_act", map[string]any{"tabId": "tab-1", "observationId": "obs-1", "action": click})},
 		{"browser_act_stale_observation", "browser_act reusing a consumed observation: an isError envelope.", sessionlessVersion, "tools/call", call("browser_act", map[string]any{"tabId": "tab-1", "observationId": "obs-used", "action": click})},
 		{"browser_verify", "browser_verify success.", sessionlessVersion, "tools/call", call("browser_verify", map[string]any{"tabId": "tab-1", "assertion": "text_contains", "value": "Saved 1"})},
@@ -103,8 +103,8 @@ func checkTranscriptMeaning(t *testing.T, c transcriptCase, files map[string][]b
 				Text     string `json:"text"`
 				MimeType string `json:"mimeType"`
 			} `json:"content"`
-			StructuredContent any  `json:"structuredContent"`
-			IsError           bool `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+			IsError           bool           `json:"isError"`
 		} `json:"result"`
 		Error any `json:"error"`
 	}
@@ -136,8 +136,10 @@ func checkTranscriptMeaning(t *testing.T, c transcriptCase, files map[string][]b
 		if err := json.Unmarshal([]byte(r.Content[0].Text), &text); err != nil {
 			t.Fatalf("text content is not JSON: %v", err)
 		}
-		if r.StructuredContent != nil {
-			t.Fatalf("structuredContent %v beside the text: the object goes once", r.StructuredContent)
+		a, _ := json.Marshal(text)
+		b, _ := json.Marshal(r.StructuredContent)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("text %s and structuredContent %s differ", a, b)
 		}
 		if r.IsError != (text["ok"] == false) {
 			t.Fatalf("isError %v with ok %v", r.IsError, text["ok"])

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/consent"
 )
 
@@ -102,7 +101,7 @@ func TestRelayCarriesBothProtocols(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.IsError || mcptest.Object(res)["tool"] != "browser_tabs" {
+				if res.IsError || res.StructuredContent.(map[string]any)["tool"] != "browser_tabs" {
 					t.Fatalf("browser_tabs through the relay: %+v", res)
 				}
 			}

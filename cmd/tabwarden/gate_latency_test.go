@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
@@ -174,10 +173,10 @@ func BenchmarkGateLatency(b *testing.B) {
 	if err := <-approved; err != nil || res.IsError {
 		b.Fatalf("open: %v", err)
 	}
-	tab := mcptest.Object(res)["tabId"].(string)
+	tab := res.StructuredContent.(map[string]any)["tabId"].(string)
 	observe := func() (obs, ref string) {
 		r := call("browser_observe", map[string]any{"tabId": tab})
-		sc := mcptest.Object(r)
+		sc, _ := r.StructuredContent.(map[string]any)
 		obs, _ = sc["observationId"].(string)
 		snap, _ := sc["snapshot"].(string)
 		for _, line := range strings.Split(snap, "\n") {

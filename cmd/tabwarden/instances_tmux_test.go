@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // relayHost starts one `tabwarden mcp-stdio` process, as a host does with
@@ -43,7 +41,10 @@ func structured(t *testing.T, cs *mcp.ClientSession, ctx context.Context, tool s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcptest.Object(res)
+	var m map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &m)
+	return m
 }
 
 // Two host processes with one configuration are two conversations in the

@@ -18,7 +18,6 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // rgb is a true-colour cell colour; set is false for the default.
@@ -213,7 +212,7 @@ func (c *tmuxConsole) call(ctx context.Context, tool string, args map[string]any
 	go func() {
 		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: `{"err":` + strconv.Quote(err.Error()) + `}`}}}
+			res = &mcp.CallToolResult{IsError: true, StructuredContent: map[string]any{"err": err.Error()}}
 		}
 		done <- res
 	}()
@@ -231,7 +230,8 @@ func pageResult(t testing.TB, ch <-chan *mcp.CallToolResult) map[string]any {
 				t.Errorf("an MCP result holds picture data (%q)", sig)
 			}
 		}
-		return mcptest.Object(res)
+		m, _ := res.StructuredContent.(map[string]any)
+		return m
 	case <-time.After(30 * time.Second):
 		t.Fatal("the call did not return within 30s")
 		return nil

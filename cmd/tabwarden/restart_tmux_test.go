@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // quit quits the console in its pane (q, and y when it asks) and waits for
@@ -63,7 +62,7 @@ func tabsWith(ctx context.Context, url, token string) error {
 		return err
 	}
 	if res.IsError {
-		return fmt.Errorf("browser_tabs failed: %v", mcptest.Object(res))
+		return fmt.Errorf("browser_tabs failed: %v", res.StructuredContent)
 	}
 	return nil
 }

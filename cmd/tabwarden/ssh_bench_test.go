@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,7 +20,6 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
@@ -123,7 +121,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 			defer close(ended)
 			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 			if err != nil {
-				r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: `{"transport":` + strconv.Quote(err.Error()) + `}`}}}
+				r = &mcp.CallToolResult{IsError: true, StructuredContent: map[string]any{"transport": err.Error()}}
 			}
 			*res = r
 		}()
@@ -157,7 +155,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 			if !s.waitOK(label, ended) {
 				select {
 				case <-ended:
-					b.Fatalf("%s answered without its review on every screen: %+v", tool, mcptest.Object(*res))
+					b.Fatalf("%s answered without its review on every screen: %+v", tool, (*res).StructuredContent)
 				default:
 				}
 				st := eng.Snapshot()
@@ -180,13 +178,13 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 	answer(true)
 	res := done()
 	if res.IsError {
-		b.Fatalf("browser_open failed: %+v", mcptest.Object(res))
+		b.Fatalf("browser_open failed: %+v", res.StructuredContent)
 	}
-	tab, _ := mcptest.Object(res)["tabId"].(string)
+	tab, _ := res.StructuredContent.(map[string]any)["tabId"].(string)
 	_, _, done = review("browser_observe", map[string]any{"tabId": tab}, "Allow reading this origin")
 	answer(true)
 	res = done()
-	sc := mcptest.Object(res)
+	sc, _ := res.StructuredContent.(map[string]any)
 	obs, _ := sc["observationId"].(string)
 	snap, _ := sc["snapshot"].(string)
 	var ref string
@@ -196,7 +194,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 		}
 	}
 	if res.IsError || obs == "" || ref == "" {
-		b.Fatalf("observation without the Ping button: %+v", mcptest.Object(res))
+		b.Fatalf("observation without the Ping button: %+v", res.StructuredContent)
 	}
 	actArgs := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "click", "ref": ref}}
 
@@ -210,8 +208,8 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 		b.StopTimer()
 		lat, fanout = append(lat, total), append(fanout, fan)
 		answer(false)
-		if r := done(); !r.IsError || mcptest.Object(r)["code"] != "user_denied" {
-			b.Fatalf("the denied act: %+v", mcptest.Object(r))
+		if r := done(); !r.IsError || r.StructuredContent.(map[string]any)["code"] != "user_denied" {
+			b.Fatalf("the denied act: %+v", r.StructuredContent)
 		}
 		b.StartTimer()
 	}
@@ -227,7 +225,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 		openLat = append(openLat, total)
 		answer(true)
 		if r := done(); r.IsError {
-			b.Fatalf("browser_open failed: %+v", mcptest.Object(r))
+			b.Fatalf("browser_open failed: %+v", r.StructuredContent)
 		}
 	}
 

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tabwarden/tabwarden/agent/mcpserver/mcptest"
 )
 
 // No review waits unseen (design.md §4), on the real console in tmux with two
@@ -67,7 +65,8 @@ func TestTmuxNextAgentsReviewComesUp(t *testing.T) {
 	var res map[string]any
 	select {
 	case r := <-queued:
-		res = mcptest.Object(r)
+		b, _ := json.Marshal(r.StructuredContent)
+		_ = json.Unmarshal(b, &res)
 	case <-time.After(reviewTimeout + 30*time.Second):
 		t.Fatal("the queued review never ended")
 	}
