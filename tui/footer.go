@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 )
 
 // footer is the flash line (or the quit question) above the key help.
@@ -70,7 +71,11 @@ func (f footer) lines(w int) []string {
 		hm.SetWidth(w)
 		short := f.keys.ShortHelp()
 		if w < f.keys.wideFrom() {
-			short = f.keys.NarrowHelp()
+			short = fitKeys(f.keys.NarrowHelp(), w, func(b []key.Binding) int {
+				whole := hm
+				whole.SetWidth(0) // no limit: measure, never cut
+				return width(whole.ShortHelpView(b))
+			})
 		}
 		text := hm.ShortHelpView(short)
 		if f.showHelp {

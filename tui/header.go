@@ -84,16 +84,21 @@ func fitHeader(w int, parts []*headerPart, steps []headerStep) string {
 		}
 		return strings.Join(out, "  ")
 	}
-	for _, s := range steps {
-		for width(line(len(parts))) > w && s.part.at < min(s.upto, len(s.part.forms)-1) {
-			s.part.at++
-		}
-	}
+	shrinkParts(steps, func() bool { return width(line(len(parts))) <= w })
 	n := len(parts)
 	for n > 1 && width(line(n)) > w {
 		n--
 	}
 	return trunc(line(n), w)
+}
+
+// shrinkParts takes steps in order, each as far as it goes, until fits.
+func shrinkParts(steps []headerStep, fits func() bool) {
+	for _, s := range steps {
+		for !fits() && s.part.at < min(s.upto, len(s.part.forms)-1) {
+			s.part.at++
+		}
+	}
 }
 
 // browserForms are the browser field's forms: its " · " groups dropped

@@ -126,6 +126,27 @@ func (k keyMap) NarrowHelp() []key.Binding {
 	return b
 }
 
+// narrowDrops is the order in which the narrow footer drops whole keys
+// when even it is too wide (the page view's side of a 120-column screen
+// leaves the rest 60): ↵ details, g next, the agents' key (p task or n
+// tokens), tab conv, x stop, r resume, t take, q quit. Each is still on
+// the ? screen, which stays; the first to go are those another part of
+// the screen names (the queue, the inventory), the last those a take-over
+// needs. A key is never cut (issue 25).
+var narrowDrops = []string{"enter", "g", "p", "n", "tab", "x", "r", "t", "q"}
+
+// fitKeys is b without the narrowDrops keys, taken in order, that keep it
+// wider than w by measure.
+func fitKeys(b []key.Binding, w int, measure func([]key.Binding) int) []key.Binding {
+	for _, drop := range narrowDrops {
+		if measure(b) <= w {
+			break
+		}
+		b = slices.DeleteFunc(slices.Clone(b), func(x key.Binding) bool { return slices.Contains(x.Keys(), drop) })
+	}
+	return b
+}
+
 // FullHelp is the `?` screen, one column per concern.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{

@@ -654,12 +654,46 @@ func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
 	return fitLines(out, w, h), pw, pbh
 }
 
+// panelTitle is the panel's title and keys, shortened whole to fit its
+// first line of w columns, in one order (docs/decisions.md, "Issue 25"):
+// the keys' "(take-over only)" (i outside a take-over says so itself),
+// then the page's title from its last word (marked "…"), then the tab's
+// id, then the keys' later groups (unless keepKeys: "esc stops" typing
+// must show). "Page view" and the first key stay; only a panel too narrow
+// for them is cut.
+func panelTitle(tab, pageTitle, keys string, keepKeys bool, w int) (string, string) {
+	name := headerPart{forms: []string{"Page view"}}
+	if tab != "" {
+		name.forms = []string{"Page view · " + tab, "Page view"}
+		if words := strings.Fields(pageTitle); len(words) > 0 {
+			forms := []string{"Page view · " + tab + " " + strings.Join(words, " ")}
+			for n := len(words) - 1; n >= 1; n-- {
+				forms = append(forms, "Page view · "+tab+" "+strings.Join(words[:n], " ")+" …")
+			}
+			name.forms = append(forms, name.forms...)
+		}
+	}
+	key := headerPart{forms: withoutParen(keys)}
+	bare := len(key.forms) - 1
+	for groups := strings.Split(key.forms[bare], " · "); len(groups) > 1 && !keepKeys; {
+		groups = groups[:len(groups)-1]
+		key.forms = append(key.forms, strings.Join(groups, " · "))
+	}
+	// The line is "── title ─…─ keys": the rule's head, the title, a
+	// space, the fill (none at the least), a space, the keys.
+	fits := func() bool { return 3+width(name.forms[name.at])+2+width(key.forms[key.at]) <= w }
+	shrinkParts([]headerStep{
+		{&key, bare}, {&name, len(name.forms) - 2}, {&name, len(name.forms) - 1}, {&key, len(key.forms) - 1},
+	}, fits)
+	return name.forms[name.at], key.forms[key.at]
+}
+
 // pagePanel draws the panel: a title line, then the picture.
 func (m Model) pagePanel(g pageGeom) []string {
 	tab := m.pageTab()
-	title := "Page view"
-	if tab != "" {
-		title += " · " + m.tabLabel(tab)
+	pageTitle := ""
+	if t := m.tabState(tab); t != nil {
+		pageTitle = clean(t.Title)
 	}
 	keys := "v hide · V text · i type (take-over only)"
 	if m.page.text {
@@ -668,6 +702,7 @@ func (m Model) pagePanel(g pageGeom) []string {
 	if m.page.input {
 		keys = "TYPING INTO THE PAGE · esc stops"
 	}
+	title, keys := panelTitle(clean(string(tab)), pageTitle, keys, m.page.input, g.pw)
 	head := m.st.rule.Render(rule(title, max(0, g.pw-width(keys)-1), "─")) + " "
 	if m.page.input {
 		head += m.st.banner.Render(keys)

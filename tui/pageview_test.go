@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -601,5 +602,129 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 				t.Errorf("the wrong line is marked:\n%s", screen(m))
 			}
 		})
+	}
+}
+
+// With the page view open, the panel's title line and the key help drop
+// or shorten whole parts in one order to fit, and never cut a key or a
+// word (issue 25: at 120 columns the footer ended "tab conv …", at 80 the
+// title "Sessio…"). Like TestHeaderFitsWithoutCuts: every word shown is
+// a word of the full line, and what the operator acts on stays.
+func TestPageViewTitleAndFooterFitWithoutCuts(t *testing.T) {
+	const fullTitle = "Page view · tab_65de28f125 Session active v hide · V text · i type (take-over only)"
+	fullKeys := map[string]bool{}
+	for _, k := range append(defaultKeyMap().NarrowHelp(), defaultKeyMap().ShortHelp()...) {
+		fullKeys[k.Help().Key+" "+k.Help().Desc] = true
+	}
+	for _, c := range []struct {
+		w, h       int
+		title      []string // what the panel's title keeps
+		footer     []string // what the key help keeps
+		remote     bool
+		pageTitled string
+	}{
+		{80, 24, []string{"Page view · tab_65de28f125 Session active", "v hide · V text · i type"}, []string{"t take", "n tokens", "tab conv", "↵ details", "? help", "q quit"}, false, "Session active"},
+		{100, 30, []string{"Page view · tab_65de28f125 Session active", "v hide · V text · i type (take-over only)"}, []string{"t take", "n tokens", "tab conv", "↵ details", "? help", "q quit"}, false, "Session active"},
+		{120, 40, []string{"Page view · tab_65de28f125", "v hide · V text · i type"}, []string{"t take", "r resume", "x stop", "tab conv", "? help", "q quit"}, false, "Session active"},
+		{120, 40, []string{"Page view · tab_65de28f125", "v hide · V text · i type"}, []string{"t take", "r resume", "x stop", "tab conv", "? help", "q quit"}, true, "Session active"},
+		{160, 48, []string{"Page view · tab_65de28f125 Session active", "v hide · V text · i type (take-over only)"}, []string{"t take", "r resume", "x stop", "n tokens", "tab conv", "? help", "q quit"}, false, "Session active"},
+	} {
+		t.Run(fmt.Sprintf("%dx%d remote=%v", c.w, c.h, c.remote), func(t *testing.T) {
+			s := baseState()
+			s.Conversations[0].Tabs[0].ID = "tab_65de28f125"
+			s.Conversations[0].Tabs[0].Title = c.pageTitled
+			s.Selection.Tab = "tab_65de28f125"
+			m := New(newFake(s), Options{Version: "v0.1.0", Now: fixedClock, Page: newFakePage(), Remote: c.remote})
+			t.Cleanup(m.Close)
+			r := newRunner()
+			m = r.update(m, tea.WindowSizeMsg{Width: c.w, Height: c.h})
+			m = r.update(m, press("v"))
+			m = r.until(t, m, "the first frame", hasFrame)
+			scr := strings.TrimRight(screen(m), "\n")
+			lines := strings.Split(scr, "\n")
+			for i, l := range lines {
+				if width(l) > c.w {
+					t.Errorf("line %d is %d cells wide: %q", i, width(l), l)
+				}
+			}
+
+			title := ""
+			for _, l := range strings.Split(textRightOfDivider(scr), "\n") {
+				if strings.Contains(l, "Page view") {
+					title = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "─"))
+					break
+				}
+			}
+			words := strings.Fields(fullTitle)
+			for _, wd := range strings.Fields(title) {
+				if !slices.Contains(words, wd) && wd != "…" && strings.Trim(wd, "─") != "" {
+					t.Errorf("the panel's title shows %q, no whole word of %q: %q", wd, fullTitle, title)
+				}
+			}
+			for _, k := range c.title {
+				if !strings.Contains(title, k) {
+					t.Errorf("the panel's title lost %q: %q\n%s", k, title, scr)
+				}
+			}
+
+			foot := lines[len(lines)-1]
+			if i := strings.LastIndex(foot, "│"); i >= 0 {
+				foot = foot[:i]
+			}
+			foot = strings.TrimSpace(foot)
+			if strings.Contains(foot, "…") {
+				t.Errorf("the key help is cut: %q", foot)
+			}
+			for _, item := range strings.Split(foot, "  ") {
+				if !fullKeys[strings.TrimSpace(item)] {
+					t.Errorf("the key help shows %q, not a whole key: %q", item, foot)
+				}
+			}
+			for _, k := range c.footer {
+				if !strings.Contains(foot, k) {
+					t.Errorf("the key help lost %q: %q", k, foot)
+				}
+			}
+			if c.remote && strings.Contains(foot, "n tokens") {
+				t.Errorf("an SSH screen's key help offers n: %q", foot)
+			}
+		})
+	}
+}
+
+// The panel's title drops its parts in the order docs/decisions.md gives
+// ("Issue 25"), down to "Page view" and the first key.
+func TestPanelTitleOrder(t *testing.T) {
+	const keys = "v hide · V text · i type (take-over only)"
+	var got []string
+	for w := 90; w >= 10; w-- {
+		title, k := panelTitle("tab_1", "A long page title", keys, false, w)
+		line := title + " ─ " + k
+		if len(got) == 0 || got[len(got)-1] != line {
+			got = append(got, line)
+		}
+	}
+	want := []string{
+		"Page view · tab_1 A long page title ─ v hide · V text · i type (take-over only)",
+		"Page view · tab_1 A long page title ─ v hide · V text · i type",
+		"Page view · tab_1 A long page …",
+		"Page view · tab_1 A long …",
+		"Page view · tab_1 A …",
+		"Page view · tab_1 ─ v hide · V text · i type",
+		"Page view ─ v hide · V text · i type",
+		"Page view ─ v hide · V text",
+		"Page view ─ v hide",
+	}
+	for i := range want {
+		if strings.HasSuffix(want[i], "…") {
+			want[i] += " ─ v hide · V text · i type"
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the title's forms, widest first:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Typing keeps its keys whole: esc is how typing stops.
+	if _, k := panelTitle("tab_1", "Title", "TYPING INTO THE PAGE · esc stops", true, 30); k != "TYPING INTO THE PAGE · esc stops" {
+		t.Errorf("typing's keys shortened to %q", k)
 	}
 }
