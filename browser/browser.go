@@ -67,6 +67,11 @@ type Options struct {
 	ExtraFlags []string
 	// Gate is the consent engine. Required.
 	Gate Gatekeeper
+	// Unshown keeps this Browser out of the engine's header: a second
+	// Chromium beside the console's own (the demo's policy run) would
+	// otherwise write the header's one browser field too, and whichever
+	// wrote last would win.
+	Unshown bool
 	// Policy is managed policy, applied by the hook to every request. Nil:
 	// unrestricted.
 	Policy *policy.Policy

@@ -181,3 +181,31 @@ func TestCrashDuringNavigation(t *testing.T) {
 		})
 	}
 }
+
+// An Unshown Browser (the demo's policy-run Chromium) never writes the
+// header's browser field: not at launch, not while relaunching after a
+// crash, not once relaunched. Issue 25: the demo's two Chromiums both
+// wrote it and whichever came last won. The console's own Browser, the
+// control, does write it.
+func TestUnshownBrowserLeavesTheHeader(t *testing.T) {
+	needChromium(t)
+	if shown := launch(t, nil); len(shown.gate.headerStatuses()) == 0 {
+		t.Fatal("a launched Browser wrote no header: the witness sees nothing")
+	}
+
+	e := launch(t, func(o *Options) { o.Unshown = true })
+	b, g := e.b, e.gate
+	pid := b.PID()
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Available, once the crash is noticed, starts the relaunch.
+	waitFor(t, "the relaunched Chromium", func() bool { return b.Available() == nil && b.PID() != pid })
+	// Close waits for the relaunch's last word, the header it would write.
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := g.headerStatuses(); len(s) != 0 {
+		t.Fatalf("an Unshown Browser wrote the header: %q", s)
+	}
+}

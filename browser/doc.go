@@ -56,7 +56,8 @@
 //     relaunch with the same options and profile (once the old
 //     SingletonLock is stale) and fails too. The new connection is swapped
 //     in behind the same *Browser, so callers never re-wire. The engine's
-//     header (Info.Browser, when the Gatekeeper also has SetInfo) shows
+//     header (Info.Browser, when the Gatekeeper also has SetInfo and the
+//     Browser is not Unshown) shows
 //     "relaunching…", then "Chromium headed · <version>" (or headless). An
 //     attached browser is attached again at once, with backoff, in a new
 //     session (reattach.go); the tabs owned on the lost one are closed.

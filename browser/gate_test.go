@@ -197,3 +197,10 @@ func (g *fakeGate) noAsk(t *testing.T) {
 func deny() error {
 	return &errcode.Error{Code: errcode.UserDenied, Message: "The operator denied this."}
 }
+
+// headerStatuses is every browser field written to the header, in order.
+func (g *fakeGate) headerStatuses() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.statuses...)
+}

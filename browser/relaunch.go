@@ -26,10 +26,10 @@ type statusBoard interface {
 var _ statusBoard = (*consent.Engine)(nil)
 
 // showStatus puts s in the header's browser field, keeping the rest of the
-// header as the wiring set it.
+// header as the wiring set it; an Unshown Browser leaves it alone.
 func (b *Browser) showStatus(s string) {
 	sb, ok := b.gate.(statusBoard)
-	if !ok {
+	if !ok || b.opts.Unshown {
 		return
 	}
 	info := sb.Snapshot().Info

@@ -221,6 +221,10 @@ func startDemoWorld(ctx context.Context, o *options, eng *consent.Engine, sink a
 		w.policyBrowser, policyErr = browser.Launch(ctx, browser.Options{
 			Chromium: o.chromium, ProfileDir: dir, Headless: o.headless,
 			Gate: eng, Policy: w.policy, Logger: slog.Default(),
+			// The header describes the agents' Chromium, the console's
+			// own (docs/decisions.md, "Issue 25"); the start line names
+			// this one.
+			Unshown: true,
 		})
 	})
 	w.agents, err = startAgents(ctx, &main, eng, nil, sink)

@@ -80,6 +80,11 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 			t.Errorf("header line %d is cut at %d columns: %q", i+1, cols, l)
 		}
 	}
+	// The header describes the agents' Chromium, never the policy run's,
+	// whichever launched last (issue 25): at 120 columns its pid shows.
+	if first := strings.SplitN(plain, "\n", 2)[0]; cols >= 120 && !strings.Contains(first, "Chromium headless (no window) · pid ") {
+		t.Errorf("the header does not describe the agents' Chromium by its pid: %q", first)
+	}
 	c.keys("v")
 	c.waitFor("the page view", 20*time.Second, func(p, e string) bool {
 		return strings.Contains(p, "Page view") && strings.Count(p, "▀") >= 100
@@ -88,6 +93,26 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 		t.Fatalf("v in the demo says it has no browser:\n%s", s)
 	}
 	c.waitText("Session active") // the tab's title once the console signed in
+	// With the page view open, the panel's title and the key help fit
+	// whole: parts drop, keys and words are never cut (issue 25).
+	c.waitFor("the panel's title with the page's", 20*time.Second, func(p, _ string) bool {
+		return strings.Contains(p, "Page view · tab_") && strings.Contains(p, "v hide")
+	})
+	withPage := c.screen(false)
+	t.Logf("the page view open:\n%s", withPage)
+	lines := strings.Split(strings.TrimRight(withPage, "\n"), "\n")
+	for _, l := range lines {
+		if i := strings.Index(l, "── Page view"); i >= 0 && strings.Contains(l[i:], "…") {
+			t.Errorf("the page panel's title is cut at %d columns: %q", cols, l[i:])
+		}
+	}
+	foot := lines[len(lines)-1]
+	if i := strings.LastIndex(foot, "│"); i >= 0 {
+		foot = foot[:i]
+	}
+	if strings.Contains(foot, "…") || !strings.Contains(foot, "? help") || !strings.Contains(foot, "t take") {
+		t.Errorf("the key help is cut at %d columns with the page view open: %q", cols, foot)
+	}
 	c.keys("r")
 
 	answer("Allow website navigation?")
