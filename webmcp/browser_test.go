@@ -206,3 +206,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A page's dedicated worker runs while a Site follows the tab: the Site
+// auto-attaches with waitForDebuggerOnStart, and Chromium holds a worker
+// waiting for a debugger even when the auto-attach filter leaves workers
+// out, so the Site must attach and release it.
+func TestPageWorkerRunsUnderASite(t *testing.T) {
+	bothModes(t, func(t *testing.T, native bool) {
+		f := newFixture(t)
+		openTab(t, native, f, "/worker.html", Options{})
+		wait(t, f.workerRan, "the page's worker to run")
+	})
+}

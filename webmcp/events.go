@@ -94,10 +94,12 @@ func (s *Site) apply(m cdpEvent) {
 		if !m.load(&e) || e.TargetInfo == nil {
 			return
 		}
-		if e.TargetInfo.Type == "iframe" {
-			s.children[e.SessionID] = proto.PageFrameID(e.TargetInfo.TargetID)
-			s.frameSession[proto.PageFrameID(e.TargetInfo.TargetID)] = e.SessionID
+		if e.TargetInfo.Type != "iframe" {
+			go s.letGo(e.SessionID)
+			return
 		}
+		s.children[e.SessionID] = proto.PageFrameID(e.TargetInfo.TargetID)
+		s.frameSession[proto.PageFrameID(e.TargetInfo.TargetID)] = e.SessionID
 		go s.setupChild(e.SessionID)
 	case "Target.detachedFromTarget":
 		var e proto.TargetDetachedFromTarget

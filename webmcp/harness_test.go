@@ -44,6 +44,8 @@ type fixture struct {
 	// hostileReady receives hostile.html's signal that every one of its
 	// registrations has settled.
 	hostileReady chan string
+	// workerRan receives worker.html's worker's signal.
+	workerRan chan string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -52,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 		canary:   "CANARY-SESSION-" + randomID(),
 		recorded: make(chan string, 64), cancelled: make(chan string, 64),
 		started: make(chan string, 64), frameDone: make(chan string, 64),
-		hostileReady: make(chan string, 8),
+		hostileReady: make(chan string, 8), workerRan: make(chan string, 8),
 	}
 	dir := filepath.Join("..", "agent", "demo", "fixture", "site", "webmcp")
 	mux := http.NewServeMux()
@@ -80,6 +82,15 @@ func newFixture(t *testing.T) *fixture {
 	mux.HandleFunc("/frame-done", func(w http.ResponseWriter, r *http.Request) {
 		f.frameDone <- r.URL.Query().Get("name") + ":" + r.URL.Query().Get("r")
 	})
+	mux.HandleFunc("/worker.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>Worker</title><script>new Worker("/worker.js");</script>`)
+	})
+	mux.HandleFunc("/worker.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprint(w, `fetch("/worker-ran");`)
+	})
+	mux.HandleFunc("/worker-ran", func(w http.ResponseWriter, r *http.Request) { f.workerRan <- "x" })
 	files := http.FileServer(http.Dir(dir))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("pp") == "none" {

@@ -142,8 +142,10 @@ func (s *Site) enableSession(c session) error {
 		s.scripts[c.sid] = r.Identifier
 		s.mu.Unlock()
 	}
-	err := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true,
-		Filter: proto.TargetTargetFilter{{Type: "iframe"}, {Exclude: true}}}.Call(c)
+	// No filter: Chromium 156 holds a dedicated worker waiting for a
+	// debugger even when the filter leaves workers out, and nobody would
+	// release it. A child that is not a frame is released and let go.
+	err := proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}.Call(c)
 	if err != nil {
 		return fmt.Errorf("Target.setAutoAttach: %w", err)
 	}
@@ -161,6 +163,18 @@ func (s *Site) setupChild(sid proto.TargetSessionID) {
 	r, rdone := s.sess(context.Background(), sid)
 	defer rdone()
 	_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(r)
+}
+
+// letGo releases an auto-attached child that is not a frame (a worker)
+// and detaches from it: site tools live in frames only.
+func (s *Site) letGo(sid proto.TargetSessionID) {
+	// Not under s.ctx: a Site closing meanwhile must still let it run.
+	r, rdone := s.sess(context.Background(), sid)
+	defer rdone()
+	_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(r)
+	p, pdone := s.sess(context.Background(), "")
+	defer pdone()
+	_ = proto.TargetDetachFromTarget{SessionID: sid}.Call(p)
 }
 
 // sessionFor is the session that serves frame.
