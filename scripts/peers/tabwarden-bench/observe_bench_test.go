@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +33,8 @@ import (
 // 500 and 2,000, and prints per size the two medians and their ratio
 // (issue 12 item 7), and observe's own share — each rep's observe minus the
 // same rep's browser_tabs, a tool call that does no page work — over the
-// probe (issue 24 item 6: own/probe ≤ 1.5).
+// probe (issue 24 item 6: own/probe ≤ 1.5), each call's response bytes on
+// the wire beside its time.
 //
 // The in-page limit probe is the least any observation of the page can
 // cost: one Runtime.evaluate, from this process over the same CDP
@@ -97,8 +100,11 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 	defer func() { stopOp(); <-opDone }()
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	// wire counts the response body bytes the client reads: what the
+	// transport carries for each call, printed beside its time.
+	wire := &countingTransport{token: srv.DefaultToken().Secret}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: bearer(srv.DefaultToken().Secret)}, MaxRetries: -1,
+		Endpoint: url, HTTPClient: &http.Client{Transport: wire}, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -148,12 +154,15 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 			first := parse("browser_observe", observe())
 			probe.full()
 			var mcpT, probeT, fullT, tabsT, ownT, directT []time.Duration
+			var obsBytes, tabsBytes []int64
 			for i := 0; b.Loop(); i++ {
 				var o *mcp.CallToolResult
 				timeObserve := func() {
+					b0 := wire.read.Load()
 					t0 := time.Now()
 					o = observe()
 					mcpT = append(mcpT, time.Since(t0))
+					obsBytes = append(obsBytes, wire.read.Load()-b0)
 				}
 				timeProbe := func() {
 					t0 := time.Now()
@@ -167,9 +176,11 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 					timeProbe()
 					timeObserve()
 				}
+				b0 := wire.read.Load()
 				t0 := time.Now()
 				callTool("browser_tabs", map[string]any{})
 				tabsT = append(tabsT, time.Since(t0))
+				tabsBytes = append(tabsBytes, wire.read.Load()-b0)
 				ownT = append(ownT, mcpT[len(mcpT)-1]-tabsT[len(tabsT)-1])
 				t0 = time.Now()
 				if r := d.Call(ctx, conv, "browser_observe", json.RawMessage(`{"tabId":"`+tabID+`"}`)); r.IsError {
@@ -197,9 +208,12 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 			b.ReportMetric(dir, "direct-ms")
 			b.ReportMetric(f, "probe-full-ms")
 			b.ReportMetric(tt, "mcp-tabs-ms")
+			ob, tb := medianBytes(obsBytes), medianBytes(tabsBytes)
+			b.ReportMetric(ob, "observe-B")
+			b.ReportMetric(tb, "tabs-B")
 			b.ReportMetric(0, "ns/op")
-			b.Logf("n=%d: MCP browser_observe %.2f ms, in-page limit probe %.2f ms, observe's own share (observe − browser_tabs, per rep) %.2f ms = %.2f× the probe (target ≤ 1.5); whole round trip %.2f× the probe; probe returning everything %.2f ms; MCP browser_tabs (no page work) %.2f ms; the dispatcher called directly (no MCP) %.2f ms; %d reps",
-				n, m, p, own, own/p, m/p, f, tt, dir, len(mcpT))
+			b.Logf("n=%d: MCP browser_observe %.2f ms (%.0f bytes on the wire), in-page limit probe %.2f ms, observe's own share (observe − browser_tabs, per rep) %.2f ms = %.2f× the probe (target ≤ 1.5); whole round trip %.2f× the probe; probe returning everything %.2f ms; MCP browser_tabs (no page work) %.2f ms (%.0f bytes); the dispatcher called directly (no MCP) %.2f ms; %d reps",
+				n, m, ob, p, own, own/p, m/p, f, tt, tb, dir, len(mcpT))
 		})
 	}
 }
@@ -321,12 +335,41 @@ func servePages(b *testing.B, ctx context.Context, pagesJS string) string {
 	return u[:i]
 }
 
-type bearer string
+func medianBytes(ns []int64) float64 {
+	if len(ns) == 0 {
+		return 0
+	}
+	s := slices.Clone(ns)
+	slices.Sort(s)
+	return float64(s[len(s)/2])
+}
 
-func (s bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+// countingTransport sends the bearer token and counts the response body
+// bytes read through it.
+type countingTransport struct {
+	token string
+	read  atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(s))
-	return http.DefaultTransport.RoundTrip(r)
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		res.Body = &countingBody{ReadCloser: res.Body, n: &t.read}
+	}
+	return res, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 type discard struct{}
