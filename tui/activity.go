@@ -119,7 +119,7 @@ func (a activityLog) fit(es []activityEntry, w, h int) []string {
 		case len(blocks) == 0:
 			// The newest alone is too tall: its beginning, cut marked.
 			b = append([]string(nil), b[:room]...)
-			b[room-1] = trunc(b[room-1], w-1) + "…"
+			b[room-1] = markCut(b[room-1], w)
 		default:
 			// An older entry only partly fits: its end, which is where
 			// the narration says what to press, marked as continued.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,51 @@ func TestActivityNewestOnLastLine(t *testing.T) {
 		if last := lines[h-1]; !strings.HasSuffix(last, "end") && !strings.HasSuffix(last, "…") {
 			t.Errorf("h=%d: the last line is not the newest entry's end: %q", h, last)
 		}
+	}
+}
+
+// TestActivityCutMarkedOnceBetweenWords: when the newest entry is cut, its
+// last shown line ends in one "…" after a whole word, whatever width the
+// wrapped line already had (the grants line once read "reading ……").
+func TestActivityCutMarkedOnceBetweenWords(t *testing.T) {
+	s := baseState()
+	s.Activity = []consent.Activity{{Time: fixedNow, Conversation: "c1a2",
+		Text: "grant gb707a4-28 by local: reading on http://127.0.0.1:44119 for 10 minutes and then some more words to wrap"}}
+	for w := activityIndent + activityMinText; w <= 70; w++ {
+		lines := activityLog{s: s}.lines(w, 2)
+		last := ansi.Strip(lines[len(lines)-1])
+		if strings.Contains(last, "……") || !strings.HasSuffix(last, "…") || width(last) > w {
+			t.Fatalf("w=%d: want one cut mark within the width, got %q", w, last)
+		}
+		words := strings.Fields(s.Activity[0].Text)
+		_, text, _ := strings.Cut(strings.TrimSuffix(last, "…"), ": ") // after the time and the conversation
+		for _, wd := range strings.Fields(text) {
+			if !slices.Contains(words, wd) {
+				t.Fatalf("w=%d: word %q is cut in %q", w, wd, last)
+			}
+		}
+	}
+}
+
+// TestInventoryOneMoreRowSingular: a list cut by one row says "1 more row"
+// (it once said "1 more rows"); heights are tried until one cuts one row.
+func TestInventoryOneMoreRowSingular(t *testing.T) {
+	marker := regexp.MustCompile(`· (\d+) (more rows?), ↑↓`)
+	sawOne := false
+	for h := 20; h <= 60; h++ {
+		m := marker.FindStringSubmatch(plain(renderState(overflowState(), 80, h)))
+		if m == nil {
+			continue
+		}
+		want := "more rows"
+		if m[1] == "1" {
+			want, sawOne = "more row", true
+		}
+		if m[2] != want {
+			t.Fatalf("80x%d: %q", h, m[0])
+		}
+	}
+	if !sawOne {
+		t.Fatal("no height cut the list by exactly one row")
 	}
 }

@@ -132,7 +132,7 @@ func (v inventory) section(w int) section {
 		if hidden > 0 && len(shown) > 0 {
 			// A cut list says so in its heading, which costs no row: at
 			// 80×24 the conversations often do not all fit.
-			shown[0] = v.st.rule.Render(rule(v.heading()+fmt.Sprintf(" · %d more rows, ↑↓", hidden), w, "─"))
+			shown[0] = v.st.rule.Render(rule(v.heading()+" · "+countOf(hidden, "more row")+", ↑↓", w, "─"))
 		}
 		return block(shown, w, h)
 	}}

@@ -77,6 +77,22 @@ func trunc(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
+// markCut ends line with "…" to say that more follows, in at most w cells.
+// If the mark does not fit beside the line, whole words are dropped from
+// its end to make room: a word is never cut, and the line never ends in
+// two marks.
+func markCut(line string, w int) string {
+	line = strings.TrimRight(line, " ")
+	for width(line)+1 > w {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 || strings.TrimSpace(line[:i]) == "" {
+			return trunc(line, w) // one word wider than the line: the cut is marked once
+		}
+		line = strings.TrimRight(line[:i], " ")
+	}
+	return line + "…"
+}
+
 // padRight pads s with spaces to exactly w cells (truncating if longer).
 func padRight(s string, w int) string {
 	s = trunc(s, w)
