@@ -316,6 +316,40 @@ func TestCompletionOffersValues(t *testing.T) {
 	}
 }
 
+// tokens revoke completes the kept tokens' names (never their values, never
+// file names).
+func TestCompletionOffersTokenNames(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(filepath.Join(state, "tabwarden"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store := `{"tokens":[{"name":"codex","sha256":"` + strings.Repeat("ab", 32) + `","created":"2026-12-03T10:00:00Z"},` +
+		`{"name":"opencode-2","sha256":"` + strings.Repeat("cd", 32) + `","created":"2026-12-03T11:00:00Z"}]}`
+	if err := os.WriteFile(filepath.Join(state, "tabwarden", "tokens.json"), []byte(store), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, []string{"XDG_STATE_HOME=" + state}, "__complete", "tokens", "revoke", "")
+	r.wantCode(t, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	want := []string{"codex", "opencode-2", ":4"} // 4: ShellCompDirectiveNoFileComp
+	if !slices.Equal(lines, want) {
+		t.Errorf("completing tokens revoke: %q, want %q", lines, want)
+	}
+	lacks(t, "completion", r.stdout, "abab")
+	// A second word completes nothing, and no file names either.
+	r = run(t, []string{"XDG_STATE_HOME=" + state}, "__complete", "tokens", "revoke", "codex", "")
+	r.wantCode(t, 0)
+	if got := strings.TrimSpace(r.stdout); got != ":4" {
+		t.Errorf("completing after NAME: %q, want only :4", got)
+	}
+}
+
+func TestCompletionHelpNamesBashCompletion(t *testing.T) {
+	r := run(t, nil, "completion", "--help")
+	r.wantCode(t, 0)
+	contains(t, "completion --help", r.stdout, "bash-completion", "_get_comp_words_by_ref")
+}
+
 // Errors are one plain line for a person, not log records, and a usage
 // error points at the --help of the command that was run.
 func TestErrorsArePlainLines(t *testing.T) {
@@ -330,6 +364,13 @@ func TestErrorsArePlainLines(t *testing.T) {
 		{[]string{"frobnicate"}, []string{`tabwarden: unknown command "frobnicate"`, "Run 'tabwarden --help'"}, nil},
 		{[]string{"--consent", "lax", "version"}, []string{"tabwarden: invalid --consent 'lax'", "--help' for usage."}, nil},
 		{[]string{"connect"}, []string{"tabwarden: connect takes one HOST", "Run 'tabwarden connect --help' for usage."}, nil},
+		{[]string{"policy", "check"}, []string{"tabwarden: policy check needs at least one policy FILE", "Run 'tabwarden policy check --help' for usage."}, []string{"requires at least"}},
+		// Every flag value the console cannot honour points at --help,
+		// like --consent does.
+		{[]string{"--review-delay", "10ms"}, []string{"tabwarden: invalid --review-delay 10ms", "Run 'tabwarden --help' for usage."}, nil},
+		{[]string{"--grant-window", "1s"}, []string{"tabwarden: invalid --grant-window 1s", "Run 'tabwarden --help' for usage."}, nil},
+		{[]string{"demo", "--review-timeout", "1s"}, []string{"tabwarden: invalid --review-timeout 1s", "Run 'tabwarden demo --help' for usage."}, nil},
+		{[]string{"run", "task", "--model", "m", "--provider", "acme"}, []string{"tabwarden: invalid --provider 'acme'", "Run 'tabwarden run --help' for usage."}, nil},
 		{[]string{"run", "task", "--model", "m", "--setup", "local"}, []string{"--setup local:", "providers.json does not exist"}, []string{"(have: )"}},
 	} {
 		r := run(t, nil, tc.args...)

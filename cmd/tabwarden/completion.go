@@ -35,6 +35,7 @@ func wireCompletion(root *cobra.Command) {
 				return badUsagef("no completion for shell '%s': use %s", args[0], strings.Join(completionShells, ", "))
 			}
 			c.ValidArgs = completionShells
+			c.Long += "\n\nThe bash script needs the bash-completion package (on Debian/Ubuntu:\napt-get install bash-completion); without it every TAB prints\n'_get_comp_words_by_ref: command not found'."
 		case "connect":
 			c.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 				if len(args) > 0 {

@@ -67,12 +67,12 @@ func runDemo(ctx context.Context, o *options, s streams) error {
 		// The narration tells the newcomer which review comes next and
 		// which key answers it; under thread or trusted most of those
 		// reviews never come (the journey tests cover those profiles).
-		return usageErrorf("demo walks the strict profile, where every gate asks; run the console with --consent %s to see that profile", o.consent)
+		return badUsagef("demo walks the strict profile, where every gate asks; run the console with --consent %s to see that profile", o.consent)
 	}
 	if len(o.policies) > 0 || o.browserURL != "" {
 		// The journey needs an unrestricted browser of its own: an operator
 		// policy or an attached browser would change what it demonstrates.
-		return usageErrorf("demo runs its own browsers and policy; --policy and --browser-url do not apply")
+		return badUsagef("demo runs its own browsers and policy; --policy and --browser-url do not apply")
 	}
 	if !o.headless {
 		if err := openDisplay(ctx, os.Getenv); err != nil {

@@ -60,3 +60,13 @@ func exitCodeOf(err error) int {
 	}
 	return exitUsage
 }
+
+// pointAtHelp marks a usage error as a malformed command line, so execute
+// adds the pointer at --help; other errors pass through unchanged.
+func pointAtHelp(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == exitUsage {
+		ee.usage = true
+	}
+	return err
+}

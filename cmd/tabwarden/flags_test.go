@@ -26,6 +26,9 @@ func TestInvalidFlagValuesAreUsageErrors(t *testing.T) {
 		if !strings.Contains(errw.String(), flag) {
 			t.Errorf("%v: the error does not name %s: %s", args, flag, errw.String())
 		}
+		if !strings.Contains(errw.String(), "--help' for usage.") {
+			t.Errorf("%v: the error does not point at --help: %s", args, errw.String())
+		}
 	}
 }
 
@@ -52,4 +55,21 @@ func TestSubcommandHelpShowsItsOwnFlags(t *testing.T) {
 	// Hidden from help is not refused: an alias with a console flag works.
 	r := run(t, nil, "--headless", "version")
 	r.wantCode(t, 0)
+}
+
+// --help spells out every variable --notify-command's command gets, as the
+// README does.
+func TestNotifyCommandHelpNamesVariablesInFull(t *testing.T) {
+	var out, errw bytes.Buffer
+	if code := execute([]string{"--help"}, strings.NewReader(""), &out, &errw); code != exitOK {
+		t.Fatalf("--help: exit %d: %s", code, errw.String())
+	}
+	for _, v := range []string{"TABWARDEN_REVIEW_TITLE", "TABWARDEN_REVIEW_KIND", "TABWARDEN_CONVERSATION", "TABWARDEN_ORIGIN", "TABWARDEN_PENDING"} {
+		if !strings.Contains(out.String(), v) {
+			t.Errorf("--help lacks %s:\n%s", v, out.String())
+		}
+	}
+	if strings.Contains(out.String(), " _KIND") {
+		t.Errorf("--help abbreviates a variable:\n%s", out.String())
+	}
 }

@@ -31,7 +31,12 @@ A policy file holds one object, execution:
     consentFloor: thread                         # a looser --consent is lowered to it
 
 docs/policy.md describes each key.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badUsagef("policy check needs at least one policy FILE (JSON or YAML)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := policy.CheckFiles(args)
 			var ve *policy.ValidationError

@@ -118,7 +118,9 @@ Run without a command to start the console.`,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			o.reviewTimeoutSet = cmd.Flags().Changed("review-timeout")
-			return o.validate()
+			// A flag value the console cannot honour is a malformed command
+			// line like an unknown flag: its error points at --help too.
+			return pointAtHelp(o.validate())
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConsole(cmd.Context(), o, s)
@@ -143,7 +145,7 @@ Run without a command to start the console.`,
 	pf.StringVar(&o.notify, "notify", string(tui.NotifyDesktop),
 		"how a new review calls you: desktop (bell, and a desktop notification where the terminal shows one: OSC 9/777/99), bell, or off")
 	pf.StringVar(&o.notifyCmd, "notify-command", "",
-		"run CMD (through /bin/sh) when a new review waits; its environment has TABWARDEN_REVIEW_TITLE, _KIND, TABWARDEN_CONVERSATION, TABWARDEN_ORIGIN, TABWARDEN_PENDING (never values); at most once per 10s")
+		"run CMD (through /bin/sh) when a new review waits; its environment has TABWARDEN_REVIEW_TITLE, TABWARDEN_REVIEW_KIND, TABWARDEN_CONVERSATION, TABWARDEN_ORIGIN, TABWARDEN_PENDING (never values); at most once per 10s")
 	pf.StringArrayVar(&o.policies, "policy", nil,
 		"managed policy file (JSON or YAML); repeat for several, they are intersected")
 	pf.StringVar(&o.profile, "profile", "",

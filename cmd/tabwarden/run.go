@@ -130,16 +130,16 @@ func (ro *runOptions) llmConfig(getenv func(string) string) (llm.Config, string,
 	switch cfg.Provider {
 	case llm.ProviderOpenAI, llm.ProviderAnthropic:
 	default:
-		return cfg, "", usageErrorf("invalid --provider '%s': use openai or anthropic", cfg.Provider)
+		return cfg, "", badUsagef("invalid --provider '%s': use openai or anthropic", cfg.Provider)
 	}
 	if cfg.Model == "" {
 		return cfg, "", usageErrorf("run: no model: pass --model (or --setup)")
 	}
 	if cfg.Images != "" && cfg.Images != "on" && cfg.Images != "off" {
-		return cfg, "", usageErrorf("invalid --images '%s': use on or off", cfg.Images)
+		return cfg, "", badUsagef("invalid --images '%s': use on or off", cfg.Images)
 	}
 	if ro.maxSteps <= 0 || ro.maxTokens < 0 {
-		return cfg, "", usageErrorf("run: --max-steps must be positive and --max-tokens not negative")
+		return cfg, "", badUsagef("run: --max-steps must be positive and --max-tokens not negative")
 	}
 	keyEnv := cmp.Or(st.KeyEnv, llm.KeyEnv(cfg.Provider))
 	cfg.APIKey = getenv(keyEnv)

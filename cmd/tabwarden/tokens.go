@@ -49,6 +49,19 @@ The default token is minted at each start and is not kept.`,
 	cmd.AddCommand(&cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke a kept token: it stops working at once, in every console, for good",
+		// TAB offers the kept tokens' names (the store holds only names and
+		// hashes), never file names.
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			kept, _ := mcpserver.ReadTokens(mcpserver.TokenStorePath())
+			names := make([]string, 0, len(kept))
+			for _, k := range kept {
+				names = append(names, k.Name)
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("tokens revoke takes one NAME (tabwarden tokens list shows them)")
