@@ -126,7 +126,10 @@ func (m Model) focusLine(tab consent.TabID, w int) string {
 	case m.page.focusTab != tab:
 		return m.st.dim.Render(trunc(lead+"reading the page's focus…", w))
 	case m.page.focus.Label == "":
-		return m.st.warn.Render(trunc(lead+"nothing: no field has focus; press tab or click a field", w))
+		// Whole clauses drop, the fix last: a cut "press tab or cli…"
+		// read as a key to press.
+		return m.st.warn.Render(firstFit(w, lead+"nothing: no field has focus; press tab or click a field",
+			" no field has focus: press tab or click a field", " no field has focus"))
 	}
 	count := "nothing typed here yet"
 	if n := m.page.typed - m.page.typedFrom; n == 1 {

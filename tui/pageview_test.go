@@ -550,6 +550,15 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 			}
 			m = r.update(m, press("i"))
 			m = r.until(t, m, "no focus said", func(m Model) bool { return strings.Contains(screen(m), "no field has focus") })
+			// The line keeps whole clauses: it once read "press tab or cli…".
+			if !strings.Contains(screen(m), "no field has focus: press tab or click a field") && !strings.Contains(screen(m), "no field has focus; press tab or click a field") {
+				t.Errorf("the focus line lost how to give a field focus:\n%s", screen(m))
+			}
+			for _, l := range strings.Split(textRightOfDivider(screen(m)), "\n") {
+				if strings.Contains(l, "no field has focus") && (strings.Contains(l, "…") || strings.Contains(l, "press tab") && !strings.Contains(l, "press tab or click a field")) {
+					t.Errorf("the focus line is cut: %q", l)
+				}
+			}
 			if strings.Contains(m.View().Content, "2;0;230;90") {
 				t.Error("a focus outline with nothing focused")
 			}

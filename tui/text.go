@@ -93,6 +93,17 @@ func markCut(line string, w int) string {
 	return line + "…"
 }
 
+// firstFit is the first of forms (longest first, each made of whole
+// parts) that fits w cells; the last, cut, when none does.
+func firstFit(w int, forms ...string) string {
+	for _, f := range forms {
+		if width(f) <= w {
+			return f
+		}
+	}
+	return trunc(forms[len(forms)-1], w)
+}
+
 // padRight pads s with spaces to exactly w cells (truncating if longer).
 func padRight(s string, w int) string {
 	s = trunc(s, w)
