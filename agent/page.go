@@ -35,32 +35,34 @@ const MaxURLBytes = 8 << 10
 
 // checkURL accepts only absolute http(s) URLs with a host, no credentials,
 // a port (when given) in 1–65535 and at most MaxURLBytes bytes (design.md §5
-// invalid_url). It runs before any review and before any tab exists.
+// invalid_url). It runs before any review and before any tab exists, so its
+// failures point the agent at its tabs (list_tabs), never at a page to observe.
 func checkURL(raw string) (*url.URL, error) {
 	if len(raw) > MaxURLBytes {
-		return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "the URL is %d bytes; at most %d are accepted", len(raw), MaxURLBytes)
+		return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextListTabs, "the URL is %d bytes; at most %d are accepted", len(raw), MaxURLBytes)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
-		return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "use an absolute http or https URL without credentials")
+		return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextListTabs, "use an absolute http or https URL without credentials")
 	}
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextNone, "port %s is not a valid port (1 to 65535)", p)
+			return nil, errcode.Errorf(errcode.InvalidURL, errcode.NextListTabs, "port %s is not a valid port (1 to 65535)", p)
 		}
 	}
 	return u, nil
 }
 
-// precheckPolicy answers website_blocked before any tab or review exists; the
-// request hook enforces the same policy on every request regardless.
+// precheckPolicy answers website_blocked before any tab or review exists (so
+// next is list_tabs: nothing opened to observe); the request hook enforces the
+// same policy on every request regardless.
 func (d *Dispatcher) precheckPolicy(raw string) error {
 	dec := d.policy.Decide(raw, "GET", false, false)
 	if dec.Allow {
 		return nil
 	}
-	return &errcode.Error{Code: errcode.Code(dec.Code), Message: dec.Message, Next: errcode.NextNone}
+	return &errcode.Error{Code: errcode.Code(dec.Code), Message: dec.Message, Next: errcode.NextListTabs}
 }
 
 // readable runs the read gate for the tab's current origin and returns the

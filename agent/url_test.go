@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/policy"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -90,4 +91,18 @@ func FuzzCheckURL(f *testing.F) {
 			t.Fatalf("%q re-reads as %v (%v)", raw, again, err)
 		}
 	})
+}
+
+// TestRefusalsBeforeAnyTabPointAtTabs: invalid_url and website_blocked are
+// answered before a tab exists, so the envelope must not send the agent to
+// observe a page that was never opened (issue 25).
+func TestRefusalsBeforeAnyTabPointAtTabs(t *testing.T) {
+	_, err := checkURL("file:///etc/passwd")
+	if r := fail(err); r.Object["code"] != "invalid_url" || r.Object["next"] != "list_tabs" {
+		t.Errorf("invalid_url envelope = %v, want next list_tabs", r.Object)
+	}
+	d := &Dispatcher{policy: &policy.Policy{Origins: []string{"http://127.0.0.1:1"}}}
+	if r := fail(d.precheckPolicy("http://elsewhere.test/")); r.Object["code"] != "website_blocked" || r.Object["next"] != "list_tabs" {
+		t.Errorf("website_blocked envelope = %v, want next list_tabs", r.Object)
+	}
 }
