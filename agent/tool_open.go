@@ -21,7 +21,7 @@ var openTool = NewTool(ToolSpec{
 type OpenArgs struct {
 	URL        string `json:"url" jsonschema:"absolute http(s) URL to open; the operator approves each new origin"`
 	TabID      string `json:"tabId,omitempty" jsonschema:"reuse this owned tab instead of opening a new one"`
-	Background bool   `json:"background,omitempty" jsonschema:"open without bringing the tab to front; its reviews wait until the operator selects it"`
+	Background bool   `json:"background,omitempty" jsonschema:"open without bringing the tab to front; a review for it still comes on screen (its tab raised) as soon as no other review is showing"`
 }
 
 func (d *Dispatcher) open(ctx context.Context, conv consent.ConversationID, a OpenArgs) (Result, consent.TabID) {
