@@ -58,13 +58,13 @@ func TestShutdownResult(t *testing.T) {
 	other, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 
-	dispatched := fail(&errcode.Error{Code: errcode.Canceled, Message: "the caller cancelled the operation", Dispatched: true, MayHaveChangedState: true})
+	dispatched := fail(&errcode.Error{Code: errcode.Canceled, Message: "the caller canceled the operation", Dispatched: true, MayHaveChangedState: true})
 	res, named := shutdownResult(down, dispatched)
 	if !named || res.Code() != "canceled" || res.Object["dispatched"] != true || res.Object["mayHaveChangedState"] != true ||
 		res.Object["next"] != "observe_before_retry" || !strings.Contains(res.Object["error"].(string), "shut down") {
 		t.Fatalf("dispatched act at shutdown: %v (named %v)", res.Object, named)
 	}
-	pending := fail(errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review"))
+	pending := fail(errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was canceled while waiting for review"))
 	res, named = shutdownResult(down, pending)
 	if !named || res.Object["dispatched"] != false || res.Object["mayHaveChangedState"] != false ||
 		!strings.Contains(res.Object["error"].(string), "withdrawn by shutdown") {

@@ -90,7 +90,7 @@ func (o *Op) errLocked() *errcode.Error {
 	if errors.Is(o.ctx.Err(), context.DeadlineExceeded) {
 		return errcode.Errorf(errcode.Timeout, errcode.NextNone, "the caller's deadline passed")
 	}
-	return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the caller cancelled the operation%s", causeSuffix(o.ctx))
+	return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the caller canceled the operation%s", causeSuffix(o.ctx))
 }
 
 // whyLocked is errLocked for paths that know the op is over.

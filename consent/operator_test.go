@@ -132,7 +132,7 @@ func TestCancelClearFreezeKeepAreAttributed(t *testing.T) {
 	if dec := records(h.mem, audit.KindDecision); len(dec) != 1 || dec[0].Decision != "canceled" || dec[0].Operator != "ana" {
 		t.Fatalf("decision records %+v", dec)
 	}
-	if !hasActivity(h.e.Snapshot(), "cancelled by ana: ") {
+	if !hasActivity(h.e.Snapshot(), "canceled by ana: ") {
 		t.Fatalf("activity %+v", h.e.Snapshot().Activity)
 	}
 

@@ -168,7 +168,7 @@ func (e *Engine) AskGrant(ctx context.Context, req Request) (Pass, error) {
 		return Pass{}, errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "a gated request must name its tab")
 	}
 	if ctx.Err() != nil {
-		return Pass{}, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
+		return Pass{}, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was canceled")
 	}
 	e.mu.Lock()
 	c, t, cerr := e.checkOwnerLocked(req.Conversation, req.Tab)
@@ -198,7 +198,7 @@ func (e *Engine) AskGrant(ctx context.Context, req Request) (Pass, error) {
 		case <-ctx.Done():
 			// The caller is gone (design.md §4): the review is withdrawn, with
 			// the reason the caller's context was ended for.
-			why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled while waiting for review%s", causeSuffix(ctx))
+			why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was canceled while waiting for review%s", causeSuffix(ctx))
 			e.mu.Lock()
 			e.resolveLocked(r, outcome{err: why, decision: "canceled", by: "engine", note: "withdrawn: " + why.Message})
 			e.commitLocked()
@@ -281,7 +281,7 @@ func (e *Engine) passScoped(ctx context.Context, req Request, origin string, g *
 	}
 	if ctx.Err() != nil {
 		e.mu.Unlock()
-		return Pass{}, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
+		return Pass{}, errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was canceled")
 	}
 	live := e.scopedCoverLocked(c2, req, origin)
 	if live != g || c2 != c || t2 != t {
@@ -403,7 +403,7 @@ func (e *Engine) recheckLocked(ctx context.Context, r *review) *errcode.Error {
 		}
 	}
 	if ctx.Err() != nil {
-		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was cancelled")
+		return errcode.Errorf(errcode.Canceled, errcode.NextNone, "the request was canceled")
 	}
 	return nil
 }

@@ -82,13 +82,13 @@ func (e *Engine) CancelAs(id ConversationID, op Operator) error {
 		return ErrUnknownConversation
 	}
 	c.epoch++
-	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operator cancelled the operation")
+	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operator canceled the operation")
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator", op: op})
 	c.grants.nav = map[navKey]struct{}{}
-	e.revokeConvScopedLocked(id, "the operator cancelled (x)")
+	e.revokeConvScopedLocked(id, "the operator canceled (x)")
 	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, withOperator(audit.Record{Kind: audit.KindCancel, By: "operator"}, op),
-		"cancelled by "+op.Name+": "+c.name+"; navigation consent revoked", true)
+		"canceled by "+op.Name+": "+c.name+"; navigation consent revoked", true)
 	return nil
 }
 

@@ -31,7 +31,7 @@ type (
 const (
 	flashTooEarly = "key ignored: review just appeared"
 	flashNoMinter = "agent tokens arrive with the MCP server"
-	quitPrompt    = "quit? live conversations will be cancelled (y/n)"
+	quitPrompt    = "quit? live conversations will be canceled (y/n)"
 	defaultWidth  = 80
 	defaultHeight = 24
 )

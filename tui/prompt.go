@@ -79,7 +79,7 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc", "ctrl+c":
 		m.setPromptOpen(false)
-		return m.setFlash("new task cancelled")
+		return m.setFlash("new task canceled")
 	case "enter":
 		m.setPromptOpen(false)
 		task := strings.TrimSpace(clean(m.input.Value()))

@@ -84,7 +84,7 @@ func TestPromptEscAndEmpty(t *testing.T) {
 	if m.promptOpen || len(got) != 0 || len(decisions(f)) != 0 {
 		t.Fatalf("after esc: open %v, tasks %v, calls %v", m.promptOpen, got, f.Calls())
 	}
-	if s := plain(m.View().Content); !strings.Contains(s, "new task cancelled") {
+	if s := plain(m.View().Content); !strings.Contains(s, "new task canceled") {
 		t.Fatalf("esc did not say the task was cancelled:\n%s", s)
 	}
 	for _, k := range []string{"p", " ", "enter"} {

@@ -62,7 +62,7 @@ func TestProgramApproveThroughKeyAheadGuard(t *testing.T) {
 	teatest.WaitFor(t, tm.Output(), screenHas("No review on screen"), teatest.WithDuration(5*time.Second))
 
 	tm.Type("q")
-	teatest.WaitFor(t, tm.Output(), screenHas("quit? live conversations will be cancelled (y/n)"), teatest.WithDuration(5*time.Second))
+	teatest.WaitFor(t, tm.Output(), screenHas("quit? live conversations will be canceled (y/n)"), teatest.WithDuration(5*time.Second))
 	tm.Type("y")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
 	if final.state.Focused != nil {

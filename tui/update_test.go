@@ -157,7 +157,7 @@ func TestQuitAsksWhenConversationsLive(t *testing.T) {
 	if isQuit(cmd) {
 		t.Fatal("q quit without asking")
 	}
-	if !strings.Contains(screen(m), "quit? live conversations will be cancelled (y/n)") {
+	if !strings.Contains(screen(m), "quit? live conversations will be canceled (y/n)") {
 		t.Fatalf("no quit question:\n%s", screen(m))
 	}
 	// While the question is open, `a` only dismisses it.

@@ -382,7 +382,7 @@ func (c *Call) Invoke(ctx context.Context) (json.RawMessage, error) {
 func invokeError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(context.Cause(ctx), errExecTimeout):
-		err = errcode.Errorf(errcode.ExecutionTimeout, errcode.NextNone, "the site tool did not finish in time and was cancelled in the page")
+		err = errcode.Errorf(errcode.ExecutionTimeout, errcode.NextNone, "the site tool did not finish in time and was canceled in the page")
 	case ctx.Err() == nil && errors.Is(err, errToolFailed):
 		err = errcode.Errorf(errcode.BrowserOperationFailed, errcode.NextNone, "the site tool reported an error")
 	default:

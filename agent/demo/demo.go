@@ -214,7 +214,7 @@ var why = map[string]string{
 	string(errcode.Timeout):        "nobody answered the review in time",
 	string(errcode.NeedsAttention): "the review waited unanswered",
 	string(errcode.Paused):         "you took over the browser",
-	string(errcode.Canceled):       "the step was cancelled",
+	string(errcode.Canceled):       "the step was canceled",
 	string(errcode.ResultWithheld): "you withheld the result",
 }
 

@@ -125,9 +125,9 @@ func (s *Server) attend(ctx context.Context, req *mcp.CallToolRequest, c *conver
 	// progress to the call's own stream); cancellation is wired below, each
 	// with its cause.
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	handlerGone := errors.New("the caller is gone: the MCP request was cancelled (notifications/cancelled, or its session closed)")
+	handlerGone := errors.New("the caller is gone: the MCP request was canceled (notifications/cancelled, or its session closed)")
 	if req.Session == nil || req.Session.ID() == "" {
-		handlerGone = errors.New("the caller is gone: its HTTP request ended (connection closed or call cancelled)")
+		handlerGone = errors.New("the caller is gone: its HTTP request ended (connection closed or call canceled)")
 	}
 	stops := []func() bool{
 		context.AfterFunc(ctx, func() { cancel(handlerGone) }),
