@@ -77,3 +77,31 @@ func TestRealEngineKeepTabs(t *testing.T) {
 		t.Fatalf("kept tab not shown as an operator tab:\n%s", s)
 	}
 }
+
+// TestTakeOverOnAnEndedConversationSaysItEnded: t and x with the selection
+// still on an [ended] line say the conversation ended, not "unknown
+// conversation", which the list right there contradicts (issue 25).
+func TestTakeOverOnAnEndedConversationSaysItEnded(t *testing.T) {
+	e := consent.New(consent.Config{Now: fixedClock, EndedTabGrace: time.Hour})
+	defer e.Close()
+	e.AddConversation("c1", "agent one")
+	e.PutTab(consent.TabInfo{ID: "t1", Conversation: "c1", URL: "https://shop.example/"})
+	e.RemoveConversation("c1")
+	m := New(e, Options{Now: fixedClock})
+	defer m.Close()
+	m, _ = keys(m, "down")
+	m = step(m, stateChangedMsg{state: e.Snapshot()})
+	if s := screen(m); !strings.Contains(s, "▸ agent one (c1) [ended]") {
+		t.Fatalf("ended conversation not selected:\n%s", s)
+	}
+	for _, c := range []struct{ key, what string }{{"t", "take over"}, {"x", "cancel"}} {
+		m, _ = keys(m, c.key)
+		s := screen(m)
+		if strings.Contains(s, "unknown conversation") || !strings.Contains(s, "agent one has ended: nothing to "+c.what) {
+			t.Errorf("%s on an ended conversation:\n%s", c.key, s)
+		}
+	}
+	if st := e.Snapshot(); len(st.Ended) != 1 {
+		t.Errorf("the ended conversation changed: %+v", st.Ended)
+	}
+}

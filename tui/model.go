@@ -389,10 +389,32 @@ func (m *Model) decide(approve bool) tea.Cmd {
 	}
 }
 
+// endedName reports whether conv is no longer live, with the name the
+// screen lists it under.
+func (m *Model) endedName(conv consent.ConversationID) (string, bool) {
+	for _, c := range m.state.Conversations {
+		if c.ID == conv {
+			return "", false
+		}
+	}
+	for _, e := range m.state.Ended {
+		if e.ID == conv {
+			return e.Name, true
+		}
+	}
+	return "that conversation", true
+}
+
 func (m *Model) onConversation(what string, fn func(consent.ConversationID) error) tea.Cmd {
 	conv := m.sel.Conversation
 	if conv == "" {
 		return m.setFlash(flashNoConversation)
+	}
+	if name, ended := m.endedName(conv); ended {
+		// The selection can stay on an [ended] line while another
+		// conversation's review is on screen; "unknown conversation"
+		// would contradict the list (docs/decisions.md, Issue 25).
+		return m.setFlash(clean(name) + " has ended: nothing to " + what + "; ↑↓ selects a live conversation")
 	}
 	if err := fn(conv); err != nil {
 		return m.setFlash(what + " failed: " + clean(err.Error()))
