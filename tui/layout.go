@@ -78,6 +78,14 @@ func (m Model) tabState(id consent.TabID) *consent.TabState {
 	return nil
 }
 
+// tabTitle is a tab's page title, whole; "" when unknown.
+func (m Model) tabTitle(id consent.TabID) string {
+	if t := m.tabState(id); t != nil {
+		return clean(t.Title)
+	}
+	return ""
+}
+
 func (m Model) tabLabel(id consent.TabID) string {
 	if t := m.tabState(id); t != nil && t.Title != "" {
 		return clean(string(id)) + " " + trunc(clean(t.Title), 30)
@@ -167,7 +175,7 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 
 	var panel *reviewPanel
 	if f := m.state.Focused; f != nil {
-		panel = &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), now: m.now, st: m.st, vp: vp}
+		panel = &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), tabID: clean(string(f.Tab)), tabTitle: m.tabTitle(f.Tab), now: m.now, st: m.st, vp: vp}
 	}
 	leftW := min(max(w*2/5, 40), 60)
 	rightW := w - leftW - 3
@@ -255,7 +263,7 @@ func (m Model) stackedReviewNeed(w int) int {
 	if f == nil {
 		return 0
 	}
-	panel := &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), now: m.now, st: m.st}
+	panel := &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), tabID: clean(string(f.Tab)), tabTitle: m.tabTitle(f.Tab), now: m.now, st: m.st}
 	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, 2)
 	reserve := min(inv.desired, 3) + min(act.desired, 2)

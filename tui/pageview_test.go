@@ -737,3 +737,44 @@ func TestPanelTitleOrder(t *testing.T) {
 		t.Errorf("typing's keys shortened to %q", k)
 	}
 }
+
+// TestReviewFromLineDropsWholeParts: with the page view open the review's
+// "from" line keeps the conversation whole and drops the page title's
+// words, then the tab, never cutting a word (the walk saw "demo age…").
+func TestReviewFromLineDropsWholeParts(t *testing.T) {
+	const conv = "claude-code · Claude Code"
+	const pageTitle = "Drafts — site tools and other long words for a title"
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			s := withFocus(baseState(), review(consent.KindNavigation, "Allow website navigation?", "Allow origin in this tab"))
+			s.Conversations[0].Tabs[0].ID = "tab_b087b534de"
+			s.Conversations[0].Tabs[0].Title = pageTitle
+			s.Selection.Tab = "tab_b087b534de"
+			s.Queue[0].Tab = "tab_b087b534de"
+			s.Focused = &s.Queue[0]
+			m := New(newFake(s), Options{Version: "v0.1.0", Now: fixedClock, Page: newFakePage()})
+			t.Cleanup(m.Close)
+			r := newRunner()
+			m = r.update(m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			m = r.update(m, press("v"))
+			m = r.until(t, m, "the first frame", hasFrame)
+			from := ""
+			for _, l := range strings.Split(screen(m), "\n") {
+				for _, seg := range strings.Split(l, "│") {
+					if f := strings.TrimSpace(seg); strings.HasPrefix(f, "from ") {
+						from = f
+					}
+				}
+			}
+			if !strings.Contains(from, conv) {
+				t.Fatalf("the from line lost the conversation: %q\n%s", from, screen(m))
+			}
+			words := strings.Fields("from " + conv + " tab tab_b087b534de " + pageTitle)
+			for _, wd := range strings.Fields(from) {
+				if !slices.Contains(words, wd) && wd != "…" {
+					t.Errorf("the from line cuts a word, %q: %q", wd, from)
+				}
+			}
+		})
+	}
+}

@@ -16,8 +16,11 @@ import (
 type reviewPanel struct {
 	r        *consent.Review
 	tabLabel string
-	now      time.Time
-	st       styles
+	// tabID and tabTitle are the tab's parts, for a line that drops
+	// whole parts to fit.
+	tabID, tabTitle string
+	now             time.Time
+	st              styles
 	// vp holds the body, sized by the layout; nil when only measuring.
 	vp *viewport.Model
 }
@@ -83,9 +86,25 @@ func (p reviewPanel) head(w int) []string {
 	if conv == "" {
 		conv = clean(string(p.r.Conversation))
 	}
-	tab := "tab " + p.tabLabel
-	convW := max(0, w-fieldLabelWidth-1-width(tab)-2)
-	first := trunc(padRight("from", fieldLabelWidth)+" "+trunc(conv, convW)+"  "+tab, w)
+	// Whole parts drop to fit, never a word cut ("from demo age…"): the
+	// page title's words from its end, then the title, then the tab.
+	lead := padRight("from", fieldLabelWidth) + " " + conv
+	forms := []string{}
+	if p.tabID != "" {
+		tab := "  tab " + p.tabID
+		words := strings.Fields(p.tabTitle)
+		for n := len(words); n >= 1; n-- {
+			t := strings.Join(words[:n], " ")
+			if n < len(words) {
+				t += " …"
+			}
+			forms = append(forms, lead+tab+" "+t)
+		}
+		forms = append(forms, lead+tab)
+	} else if p.tabLabel != "" {
+		forms = append(forms, lead+"  tab "+p.tabLabel)
+	}
+	first := firstFit(w, append(forms, lead)...)
 	return append([]string{first}, originLines(p.r, w)...)
 }
 
