@@ -3,39 +3,33 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
-// The end-to-end tests share one Chromium and one consent engine per test
-// binary (the machine is small and a launch costs seconds). Isolation comes
-// from everything else being per test: each test has its own conversation
-// (so its own grants, tabs and reviews), its own fixture servers (so its own
-// origins and request counters) and its own Dispatcher and audit sink.
-// Tests do not run in parallel: the engine has one operator focus.
+// The end-to-end tests share one stack (one Chromium, one consent engine)
+// per test binary: the machine is small and a launch costs seconds.
+// Isolation comes from everything else being per test: each test has its
+// own conversation (so its own grants, tabs and reviews), its own fixture
+// servers (so its own origins and request counters) and its own
+// Dispatcher and audit sink. Tests do not run in parallel: the engine has
+// one operator focus.
 
-// reviewDelay is the key-ahead guard in these tests. The CLI enforces the
-// 250 ms minimum; the engine accepts less so tests stay short, and the
-// operator below still has to wait it out, as a person would.
-const reviewDelay = 20 * time.Millisecond
+// reviewDelay is the key-ahead guard in these tests (stacktest's).
+const reviewDelay = stacktest.ReviewDelay
 
 // endedGrace is how long an ended conversation's tabs stay open in these
 // tests (the console's default is consent.DefaultEndedTabGrace). Tests
@@ -43,77 +37,27 @@ const reviewDelay = 20 * time.Millisecond
 // grace itself waits it out.
 const endedGrace = 3 * time.Second
 
-var shared struct {
-	once    sync.Once
-	err     error
-	eng     *consent.Engine
-	br      *browser.Browser
-	engLog  *audittest.Memory // the engine's audit: reviews shown, decisions, take-overs
-	profile string
-}
+// stack is launched by the first test that needs a browser, so the
+// package's browser-free tests never pay for it. Its engine's audit
+// (reviews shown, decisions, take-overs) is stack.Launched().Audit.
+var stack = &stacktest.Shared{Config: stacktest.Config{Engine: consent.Config{EndedTabGrace: endedGrace}}}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared.br != nil {
-		_ = shared.br.Close()
-	}
-	closing.Wait()
-	if shared.eng != nil {
-		shared.eng.Close()
-	}
-	if shared.profile != "" {
-		_ = os.RemoveAll(shared.profile)
-	}
-	os.Exit(code)
-}
-
-// chromium launches the shared browser on first use, so the package's
-// browser-free tests never pay for it.
-func chromium(t *testing.T) {
-	t.Helper()
-	fixturetest.NeedChromium(t)
-	if _, err := browser.FindChromium(""); err != nil {
-		t.Fatalf("no Chromium: %v", err)
-	}
-	shared.once.Do(func() {
-		shared.engLog = &audittest.Memory{}
-		shared.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, Audit: shared.engLog, EndedTabGrace: endedGrace})
-		dir, err := os.MkdirTemp("", "tabwarden-e2e-")
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.profile = dir
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		shared.br, shared.err = browser.Launch(ctx, browser.Options{
-			Headless:   true,
-			ProfileDir: filepath.Join(dir, "profile"),
-			Gate:       shared.eng,
-		})
-	})
-	if shared.err != nil {
-		t.Fatalf("launch Chromium: %v", shared.err)
-	}
-}
+func TestMain(m *testing.M) { os.Exit(stack.Run(m)) }
 
 // e2e is one test's world: a conversation on the shared engine, a
 // Dispatcher over the shared browser, a fixture site and the operator.
 type e2e struct {
 	t    *testing.T
 	ctx  context.Context
+	stk  *stacktest.Stack
 	eng  *consent.Engine
 	br   *browser.Browser
 	d    *agent.Dispatcher
 	log  *audittest.Memory // the dispatcher's tool_call records
 	conv consent.ConversationID
 	site *fixture.Server
-	op   *operator
+	op   *stacktest.Operator
 }
-
-// convSeq keeps conversation ids unique across -count runs, since the
-// engine (and its audit, which reviewsShown reads) outlives each test.
-var convSeq atomic.Int64
 
 type e2eOption func(*agent.DispatcherConfig)
 
@@ -123,51 +67,28 @@ func withPolicy(p *policy.Policy) e2eOption {
 
 func newE2E(t *testing.T, opts ...e2eOption) *e2e {
 	t.Helper()
-	chromium(t)
+	stk := stack.Stack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	e := &e2e{
-		t: t, ctx: ctx, eng: shared.eng, br: shared.br,
-		log:  &audittest.Memory{},
-		conv: consent.ConversationID(fmt.Sprintf("e2e-%d-%s", convSeq.Add(1), t.Name())),
-		site: newSite(t),
+	tune := make([]func(*agent.DispatcherConfig), len(opts))
+	for i, o := range opts {
+		tune[i] = o
 	}
-	e.eng.AddConversation(e.conv, t.Name())
-	// The conversation must be the selected one for its reviews to come on
-	// screen, as the operator would have it in the TUI.
-	e.eng.Select(e.conv, "")
-	cfg := agent.DispatcherConfig{Engine: e.eng, Browser: e.br, Audit: e.log}
-	for _, o := range opts {
-		o(&cfg)
+	c := stk.Conversation(t, t.Name(), tune...)
+	return &e2e{
+		t: t, ctx: ctx, stk: stk, eng: stk.Engine, br: stk.Browser,
+		d: c.Dispatcher, log: c.Log, conv: c.ID,
+		site: stk.Site(t),
+		op:   stk.Operator(t, ctx),
 	}
-	e.d = agent.NewDispatcher(cfg)
-	e.op = &operator{t: t, ctx: ctx, eng: e.eng}
-	t.Cleanup(func() {
-		e.d.Close()
-		e.closeTabs(e.conv)
-		e.eng.RemoveConversation(e.conv)
-	})
-	return e
 }
 
 // otherConv registers a second conversation (not selected) for this test.
 func (e *e2e) otherConv(name string) consent.ConversationID {
-	id := consent.ConversationID(fmt.Sprintf("e2e-%d-%s-%s", convSeq.Add(1), e.t.Name(), name))
-	e.eng.AddConversation(id, name)
-	e.t.Cleanup(func() {
-		e.closeTabs(id)
-		e.eng.RemoveConversation(id)
-	})
-	return id
+	return e.stk.AddConversation(e.t, name)
 }
 
-func (e *e2e) closeTabs(conv consent.ConversationID) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, tab := range e.br.Tabs(conv) {
-		_ = e.br.CloseTab(ctx, conv, tab.ID)
-	}
-}
+func (e *e2e) closeTabs(conv consent.ConversationID) { e.stk.CloseTabs(conv) }
 
 // pending is a tool call running in the background, for the steps where
 // the test plays the operator while the call waits.
@@ -245,7 +166,7 @@ func (e *e2e) callAs(conv consent.ConversationID, tool string, args any) agent.R
 			e.t.Errorf("%s showed an unexpected %s review for %s (%q)", tool, r.Kind, r.Origin, r.ApproveLabel)
 			earlier[r.ID] = true
 			if st.Focused != nil && st.Focused.ID == r.ID {
-				e.op.decide(r, false)
+				e.op.Decide(r, false)
 			} else {
 				_ = e.eng.Cancel(r.Conversation)
 			}
@@ -278,108 +199,12 @@ func rawArgs(t *testing.T, args any) json.RawMessage {
 	return b
 }
 
-// operator plays the person at the keyboard: it waits for a review to come
-// on screen and answers it with one decision, honouring the key-ahead guard.
-type operator struct {
-	t   *testing.T
-	ctx context.Context
-	eng *consent.Engine
-
-	mu      sync.Mutex
-	decided []consent.Review
-}
-
-// await returns the focused review once it is of kind for origin. Any other
-// review on screen meanwhile is a failure: the test says which review each
-// step must show.
-func (o *operator) await(kind consent.ReviewKind, origin string) consent.Review {
-	o.t.Helper()
-	changes, stop := o.eng.Changes()
-	defer stop()
-	for {
-		st := o.eng.Snapshot()
-		if r := st.Focused; r != nil {
-			if r.Kind != kind || r.Origin != origin {
-				o.t.Fatalf("review on screen is %s for %s (%q), want %s for %s", r.Kind, r.Origin, r.ApproveLabel, kind, origin)
-			}
-			return *r
-		}
-		select {
-		case <-changes:
-		case <-o.ctx.Done():
-			o.t.Fatalf("no %s review for %s came on screen; queue %+v", kind, origin, st.Queue)
-		}
-	}
-}
-
-// awaitQueued returns a pending review of kind for origin, on screen or
-// waiting in the queue for its tab to be selected.
-func (o *operator) awaitQueued(kind consent.ReviewKind, origin string) consent.Review {
-	o.t.Helper()
-	changes, stop := o.eng.Changes()
-	defer stop()
-	for {
-		st := o.eng.Snapshot()
-		for _, r := range st.Queue {
-			if r.Kind == kind && r.Origin == origin {
-				return r
-			}
-		}
-		select {
-		case <-changes:
-		case <-o.ctx.Done():
-			o.t.Fatalf("no %s review for %s was queued; queue %+v", kind, origin, st.Queue)
-		}
-	}
-}
-
-// decide answers r. A decision sooner than the review delay is ignored by
-// the engine (ErrTooEarly), so the operator waits it out and presses again.
-func (o *operator) decide(r consent.Review, approve bool) {
-	o.t.Helper()
-	for {
-		if wait := time.Until(r.ShownAt.Add(reviewDelay)); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-o.ctx.Done():
-				o.t.Fatalf("decide %s: %v", r.ID, o.ctx.Err())
-			}
-		}
-		err := o.eng.Decide(r.ID, approve)
-		if errors.Is(err, consent.ErrTooEarly) {
-			r.ShownAt = time.Now()
-			continue
-		}
-		if err != nil {
-			o.t.Fatalf("decide %s review %s: %v", r.Kind, r.ID, err)
-		}
-		o.mu.Lock()
-		o.decided = append(o.decided, r)
-		o.mu.Unlock()
-		return
-	}
-}
-
-func (o *operator) approve(kind consent.ReviewKind, origin string) consent.Review {
-	o.t.Helper()
-	r := o.await(kind, origin)
-	o.decide(r, true)
-	return r
-}
-
-func (o *operator) deny(kind consent.ReviewKind, origin string) consent.Review {
-	o.t.Helper()
-	r := o.await(kind, origin)
-	o.decide(r, false)
-	return r
-}
-
 // reviewsShown counts the reviews of kind the engine put on screen for
 // conv, from the engine's own audit (written synchronously as each review
 // is shown, so the count is exact when read).
 func reviewsShown(conv consent.ConversationID, kind consent.ReviewKind) int {
 	n := 0
-	for _, r := range shared.engLog.Records() {
+	for _, r := range stack.Launched().Audit.Records() {
 		if r.Kind == audit.KindReviewShown && r.Conversation == string(conv) && r.ReviewKind == string(kind) {
 			n++
 		}
@@ -392,7 +217,7 @@ func reviewsShown(conv consent.ConversationID, kind consent.ReviewKind) int {
 func (e *e2e) open(path string) string {
 	e.t.Helper()
 	p := e.start("browser_open", map[string]any{"url": e.site.URL + path})
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
 	obj := wantOK(e.t, p.result())
 	tab, _ := obj["tabId"].(string)
 	if tab == "" {
@@ -407,7 +232,7 @@ func (e *e2e) observe(tab string, read bool) (obsID, snapshot string) {
 	var res agent.Result
 	if read {
 		p := e.start("browser_observe", map[string]any{"tabId": tab})
-		e.op.approve(consent.KindRead, e.site.URL)
+		e.op.Approve(consent.KindRead, e.site.URL)
 		res = p.result()
 	} else {
 		res = e.call("browser_observe", map[string]any{"tabId": tab})
@@ -581,26 +406,7 @@ func mustPolicy(t *testing.T, origins ...string) *policy.Policy {
 	return p
 }
 
-// newSite starts a fixture origin for one test. Its Close waits up to 5 s
-// for the sockets Chromium preconnects and never uses (net/http counts a
-// connection without a request as idle only after 5 s), so servers close in
-// the background and TestMain waits for them after Chromium is gone.
-func newSite(t *testing.T) *fixture.Server {
-	t.Helper()
-	s, err := fixture.New()
-	if err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-	t.Cleanup(func() {
-		closing.Add(1)
-		go func() {
-			defer closing.Done()
-			s.Close()
-		}()
-	})
-	return s
-}
-
-var closing sync.WaitGroup
+// newSite starts another fixture origin for one test.
+func newSite(t *testing.T) *fixture.Server { return stack.Stack(t).Site(t) }
 
 func consentTab(id string) consent.TabID { return consent.TabID(id) }

@@ -19,7 +19,7 @@ const actPage = "/e2e/act.html"
 func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	e := newE2E(t)
 	p := e.start("browser_open", map[string]any{"url": e.site.URL + actPage})
-	r := e.op.await(consent.KindNavigation, e.site.URL)
+	r := e.op.Await(consent.KindNavigation, e.site.URL)
 	if r.ApproveLabel != "Allow origin in this tab" || r.Conversation != e.conv || r.Tab == "" {
 		t.Fatalf("navigation review %+v", r)
 	}
@@ -29,7 +29,7 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	if p.returned() {
 		t.Fatalf("open returned before the operator decided: %s", p.result().JSON())
 	}
-	e.op.decide(r, true)
+	e.op.Decide(r, true)
 	obj := wantOK(t, p.result())
 	if obj["tabId"] != string(r.Tab) || obj["url"] != e.site.URL+actPage || obj["next"] != "observe" || obj["visible"] != true {
 		t.Fatalf("open result %v (review tab %s)", obj, r.Tab)
@@ -41,7 +41,7 @@ func TestE2EOpenWaitsForNavigationConsent(t *testing.T) {
 	// Denied: the other origin never sees a request.
 	other := newSite(t)
 	p = e.start("browser_open", map[string]any{"url": other.URL + actPage})
-	denied := e.op.deny(consent.KindNavigation, other.URL)
+	denied := e.op.Deny(consent.KindNavigation, other.URL)
 	wantFail(t, p.result(), errcode.UserDenied, false)
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the denied origin", n)
@@ -60,14 +60,14 @@ func TestE2EObserveWaitsForReadConsent(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open(actPage)
 	p := e.start("browser_observe", map[string]any{"tabId": tab})
-	r := e.op.await(consent.KindRead, e.site.URL)
+	r := e.op.Await(consent.KindRead, e.site.URL)
 	if r.ApproveLabel != "Allow reading this origin" || string(r.Tab) != tab {
 		t.Fatalf("read review %+v", r)
 	}
 	if p.returned() {
 		t.Fatalf("observe returned before the read review was answered: %s", p.result().JSON())
 	}
-	e.op.decide(r, true)
+	e.op.Decide(r, true)
 	obj := wantOK(t, p.result())
 	snap, _ := obj["snapshot"].(string)
 	if obj["trust"] != "untrusted-site-content" || obj["tabId"] != tab {
@@ -101,7 +101,7 @@ func TestE2EActClickAndRefusals(t *testing.T) {
 	ping := refOf(t, snap, "button", "Ping server")
 
 	p := e.start("browser_act", click(tab, obs, ping))
-	r := e.op.await(consent.KindAction, e.site.URL)
+	r := e.op.Await(consent.KindAction, e.site.URL)
 	if r.ApproveLabel != "Allow once" || r.Action == nil || r.Action.Type != consent.ActionClick ||
 		r.Action.Ref != ping || r.Action.Role != "button" || r.Action.Name != "Ping server" {
 		t.Fatalf("action review %+v action %+v", r, r.Action)
@@ -109,7 +109,7 @@ func TestE2EActClickAndRefusals(t *testing.T) {
 	if n := recordHits(e.site, "e2e-ping"); n != 0 || p.returned() {
 		t.Fatalf("click ran before approval (server saw %d pings)", n)
 	}
-	e.op.decide(r, true)
+	e.op.Decide(r, true)
 	obj := wantOK(t, p.result())
 	if obj["dispatched"] != true || obj["outcome"] != "not_yet_verified" || obj["next"] != "observe" {
 		t.Fatalf("act receipt %v", obj)
@@ -131,7 +131,7 @@ func TestE2EActClickAndRefusals(t *testing.T) {
 	// nothing reaches the page.
 	behind := refOf(t, snap, "button", "Behind modal")
 	p = e.start("browser_act", click(tab, obs, behind))
-	r = e.op.approve(consent.KindAction, e.site.URL)
+	r = e.op.Approve(consent.KindAction, e.site.URL)
 	if r.Action == nil || r.Action.Name != "Behind modal" {
 		t.Fatalf("action review %+v", r.Action)
 	}
@@ -153,14 +153,14 @@ func TestE2EDeniedActionIsNotDispatched(t *testing.T) {
 	obs, snap := e.observe(tab, true)
 	ping := refOf(t, snap, "button", "Ping server")
 	p := e.start("browser_act", click(tab, obs, ping))
-	e.op.deny(consent.KindAction, e.site.URL)
+	e.op.Deny(consent.KindAction, e.site.URL)
 	wantFail(t, p.result(), errcode.UserDenied, false)
 	if n := recordHits(e.site, "e2e-ping"); n != 0 {
 		t.Fatalf("denied click reached the server %d times", n)
 	}
 	// A denial does not consume the observation: the agent may ask again.
 	p = e.start("browser_act", click(tab, obs, ping))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	waitRecord(t, e.ctx, e.site, "e2e-ping")
 }
@@ -169,7 +169,7 @@ func TestE2EVerify(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open(actPage)
 	p := e.start("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "Dispatch checks"})
-	e.op.approve(consent.KindRead, e.site.URL)
+	e.op.Approve(consent.KindRead, e.site.URL)
 	obj := wantOK(t, p.result())
 	if obj["verified"] != true || obj["trust"] != "untrusted-site-content" {
 		t.Fatalf("verify %v", obj)
@@ -194,7 +194,7 @@ func TestE2EHandoffPausesEverything(t *testing.T) {
 	// is aborted with the rest, and its origin never sees a request.
 	waiting := newSite(t)
 	held := e.start("browser_open", map[string]any{"url": waiting.URL + actPage})
-	heldReview := e.op.awaitQueued(consent.KindNavigation, waiting.URL)
+	heldReview := e.op.AwaitQueued(consent.KindNavigation, waiting.URL)
 
 	obj := wantOK(t, e.call("browser_handoff", map[string]any{"tabId": tab, "reason": "please sign in"}))
 	if obj["status"] != "paused" || obj["next"] != "user_resume" {
@@ -255,11 +255,11 @@ func TestE2EHandoffPausesEverything(t *testing.T) {
 	}
 	// The origin had a navigation grant for this tab; take-over revoked it.
 	p := e.start("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/link.html"})
-	e.op.await(consent.KindNavigation, e.site.URL)
+	e.op.Await(consent.KindNavigation, e.site.URL)
 	if n := e.site.Count("/link.html"); n != 0 {
 		t.Fatalf("%d requests before the renewed navigation consent", n)
 	}
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
 	obj = wantOK(t, p.result())
 	if obj["outcome"] != "navigation_finished" || obj["url"] != e.site.URL+"/link.html" {
 		t.Fatalf("navigate %v", obj)
@@ -303,7 +303,7 @@ func TestE2EWrongConversation(t *testing.T) {
 	}
 	// The owner's observation is untouched by the foreign attempt.
 	p := e.start("browser_act", click(tab, obs, ping))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	waitRecord(t, e.ctx, e.site, "e2e-ping")
 }
@@ -312,10 +312,10 @@ func TestE2EBusy(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open(actPage)
 	p := e.start("browser_observe", map[string]any{"tabId": tab})
-	r := e.op.await(consent.KindRead, e.site.URL)
+	r := e.op.Await(consent.KindRead, e.site.URL)
 	wantFail(t, e.call("browser_observe", map[string]any{"tabId": tab}), errcode.Busy, false)
 	wantFail(t, e.call("browser_verify", map[string]any{"tabId": tab, "assertion": "text_contains", "value": "x"}), errcode.Busy, false)
-	e.op.decide(r, true)
+	e.op.Decide(r, true)
 	wantOK(t, p.result())
 	// Free again once the first op ended.
 	e.observe(tab, false)
@@ -396,7 +396,7 @@ func TestE2EPolicyBlocksBeforeAnyReview(t *testing.T) {
 	}
 	// The approved origin still asks its navigation consent.
 	p := e.start("browser_open", map[string]any{"url": allowed.URL + actPage})
-	e.op.approve(consent.KindNavigation, allowed.URL)
+	e.op.Approve(consent.KindNavigation, allowed.URL)
 	obj := wantOK(t, p.result())
 	tab := obj["tabId"].(string)
 	wantFail(t, e.call("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/index.html"}), errcode.WebsiteBlocked, false)
@@ -415,7 +415,7 @@ func TestE2EAuditOneRecordPerCallNoTypedText(t *testing.T) {
 	note := refOf(t, snap, "textbox", "Note")
 	fill := map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "fill", "ref": note, "text": canary}}
 	p := e.start("browser_act", fill)
-	r := e.op.approve(consent.KindAction, e.site.URL)
+	r := e.op.Approve(consent.KindAction, e.site.URL)
 	if r.Action == nil || r.Action.Text != canary {
 		t.Fatalf("the operator must see the text to enter: %+v", r.Action)
 	}
@@ -449,7 +449,7 @@ func TestE2EAuditOneRecordPerCallNoTypedText(t *testing.T) {
 	}
 	noCanary(t, "dispatch audit", recs, canary)
 	var mine []audit.Record
-	for _, rec := range shared.engLog.Records() {
+	for _, rec := range e.stk.Audit.Records() {
 		if rec.Conversation == string(e.conv) {
 			mine = append(mine, rec)
 		}
@@ -480,15 +480,15 @@ func TestE2ELinkClickToAnotherOriginIsHeld(t *testing.T) {
 	obs, snap := e.observe(tab, true)
 	link := refOf(t, snap, "link", "Go elsewhere")
 	p := e.start("browser_act", click(tab, obs, link))
-	e.op.approve(consent.KindAction, e.site.URL)
-	r := e.op.await(consent.KindNavigation, other.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
+	r := e.op.Await(consent.KindNavigation, other.URL)
 	if string(r.Tab) != tab {
 		t.Fatalf("navigation review for tab %s, want %s", r.Tab, tab)
 	}
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached %s before its navigation consent", n, other.URL)
 	}
-	e.op.decide(r, false)
+	e.op.Decide(r, false)
 	if res := p.result(); res.IsError {
 		// The click itself was dispatched; a failure must say so.
 		wantFail(t, res, errcode.Code(res.Code()), true)
@@ -503,8 +503,8 @@ func TestE2ERedirectHopNeedsItsOwnConsent(t *testing.T) {
 	e := newE2E(t)
 	other := newSite(t)
 	p := e.start("browser_open", map[string]any{"url": e.site.URL + "/302chain?n=2&to=" + other.URL + actPage})
-	e.op.approve(consent.KindNavigation, e.site.URL)
-	e.op.deny(consent.KindNavigation, other.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
+	e.op.Deny(consent.KindNavigation, other.URL)
 	wantFail(t, p.result(), errcode.UserDenied, false)
 	if n := other.Total(); n != 0 {
 		t.Fatalf("%d requests reached the redirect target", n)
@@ -522,9 +522,9 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 	tab := e.open("/popup.html?to=" + actPage)
 	obs, snap := e.observe(tab, true)
 	p := e.start("browser_act", click(tab, obs, refOf(t, snap, "button", "Open popup")))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
-	r := e.op.awaitQueued(consent.KindNavigation, e.site.URL)
+	r := e.op.AwaitQueued(consent.KindNavigation, e.site.URL)
 	if string(r.Tab) == tab {
 		t.Fatalf("popup navigation asked for the opener tab %s", tab)
 	}
@@ -532,7 +532,7 @@ func TestE2EPopupIsAnOwnedTabWithItsOwnConsent(t *testing.T) {
 		t.Fatalf("%d requests for the popup's page before its navigation consent", n)
 	}
 	e.eng.Select(e.conv, r.Tab)
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
 	e.waitTab(r.Tab, "finished loading the page", func(ts consent.TabState) bool {
 		return ts.URL == e.site.URL+actPage && !ts.Loading && ts.Title == "Dispatch checks"
 	})
@@ -563,9 +563,9 @@ func TestE2EBackgroundOpenWaitsForSelection(t *testing.T) {
 	e := newE2E(t)
 	first := e.open(actPage)
 	read := e.start("browser_observe", map[string]any{"tabId": first})
-	onScreen := e.op.await(consent.KindRead, e.site.URL)
+	onScreen := e.op.Await(consent.KindRead, e.site.URL)
 	p := e.start("browser_open", map[string]any{"url": e.site.URL + "/link.html", "background": true})
-	r := e.op.awaitQueued(consent.KindNavigation, e.site.URL)
+	r := e.op.AwaitQueued(consent.KindNavigation, e.site.URL)
 	st := e.eng.Snapshot()
 	if st.Focused == nil || st.Focused.ID != onScreen.ID || st.Selection.Tab != consentTab(first) {
 		t.Fatalf("background open took the screen: focused %+v, selection %+v", st.Focused, st.Selection)
@@ -573,16 +573,16 @@ func TestE2EBackgroundOpenWaitsForSelection(t *testing.T) {
 	if n := e.site.Count("/link.html"); n != 0 || p.returned() {
 		t.Fatalf("background open went ahead unreviewed (%d requests)", n)
 	}
-	e.op.decide(onScreen, true)
+	e.op.Decide(onScreen, true)
 	wantOK(t, read.result())
-	shown := e.op.await(consent.KindNavigation, e.site.URL)
+	shown := e.op.Await(consent.KindNavigation, e.site.URL)
 	if shown.ID != r.ID || e.eng.Snapshot().Selection.Tab != r.Tab {
 		t.Fatalf("the free screen showed %+v, want the queued open's review %s with its tab selected", shown, r.ID)
 	}
 	if n := e.site.Count("/link.html"); n != 0 {
 		t.Fatalf("%d requests before the open's review was answered", n)
 	}
-	e.op.decide(shown, true)
+	e.op.Decide(shown, true)
 	obj := wantOK(t, p.result())
 	if obj["tabId"] != string(r.Tab) || e.site.Count("/link.html") != 1 {
 		t.Fatalf("background open %v, %d requests", obj, e.site.Count("/link.html"))
@@ -642,7 +642,7 @@ func TestE2ECancelAndCloseEndWaitingReviews(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open(actPage)
 	p := e.start("browser_observe", map[string]any{"tabId": tab})
-	e.op.await(consent.KindRead, e.site.URL)
+	e.op.Await(consent.KindRead, e.site.URL)
 	if err := e.eng.Cancel(e.conv); err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +652,7 @@ func TestE2ECancelAndCloseEndWaitingReviews(t *testing.T) {
 	}
 
 	p = e.start("browser_observe", map[string]any{"tabId": tab})
-	e.op.await(consent.KindRead, e.site.URL)
+	e.op.Await(consent.KindRead, e.site.URL)
 	if err := e.br.CloseTab(e.ctx, e.conv, consentTab(tab)); err != nil {
 		t.Fatal(err)
 	}
@@ -699,7 +699,7 @@ func TestE2EActRefusedBeforeTheGate(t *testing.T) {
 	}
 	// None of that used the observation up.
 	p := e.start("browser_act", click(tab, obs, ping))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	waitRecord(t, e.ctx, e.site, "e2e-ping")
 }
@@ -713,7 +713,7 @@ func TestE2EExpiryThroughTheDispatch(t *testing.T) {
 	obs, snap := e.observe(tab, false)
 	grow := refOf(t, snap, "button", "Add line")
 	p := e.start("browser_act", click(tab, obs, grow))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	ping := refOf(t, snap, "button", "Ping server")
 	wantFail(t, e.call("browser_act", click(tab, older, ping)), errcode.StaleObservation, false)
@@ -721,7 +721,7 @@ func TestE2EExpiryThroughTheDispatch(t *testing.T) {
 	obs, _ = e.observe(tab, false)
 	before, _ := e.observe(tab, false)
 	p = e.start("browser_act", map[string]any{"tabId": tab, "observationId": obs, "action": map[string]any{"type": "scroll", "deltaY": 400}})
-	r := e.op.approve(consent.KindAction, e.site.URL)
+	r := e.op.Approve(consent.KindAction, e.site.URL)
 	if r.Action == nil || r.Action.Type != consent.ActionScroll || r.Action.DeltaY != 400 {
 		t.Fatalf("scroll review %+v", r.Action)
 	}
@@ -744,7 +744,7 @@ func TestE2ESignInFieldsAreTheOperators(t *testing.T) {
 	e := newE2E(t)
 	tab := e.open("/signin.html")
 	p := e.start("browser_observe", map[string]any{"tabId": tab, "includeImage": true})
-	e.op.approve(consent.KindRead, e.site.URL)
+	e.op.Approve(consent.KindRead, e.site.URL)
 	res := p.result()
 	o := wantFail(t, res, errcode.SignInRequired, false)
 	if o["next"] != "user_resume" || len(res.Image) != 0 {

@@ -8,42 +8,10 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
-
-// goneBrowser is a browser whose every tab has just closed: each call fails
-// with a design.md §5 code at once, so a fuzzed call never waits on Chromium or
-// on an operator and every failure the dispatch returns is its own verdict
-// on the arguments, or the browser's coded answer.
-type goneBrowser struct{}
-
-func (goneBrowser) NewTab(context.Context, consent.ConversationID, bool) (consent.TabID, error) {
-	return "", errcode.Errorf(errcode.TabLimit, errcode.NextListTabs, "no tabs here")
-}
-
-func (goneBrowser) Navigate(context.Context, consent.ConversationID, consent.TabID, string) error {
-	return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
-}
-
-func (goneBrowser) History(context.Context, consent.ConversationID, consent.TabID, string) error {
-	return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
-}
-
-func (goneBrowser) Tab(consent.TabID) (consent.TabInfo, error) {
-	return consent.TabInfo{}, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
-}
-
-func (goneBrowser) CloseTab(context.Context, consent.ConversationID, consent.TabID) error {
-	return errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
-}
-
-func (goneBrowser) Handle(context.Context, consent.ConversationID, consent.TabID) (*browser.Handle, error) {
-	return nil, errcode.Errorf(errcode.TabClosed, errcode.NextListTabs, "closed")
-}
-
-func (goneBrowser) Available() error { return nil }
 
 var codeShape = regexp.MustCompile(`^[a-z][a-z_]*[a-z]$`)
 
@@ -79,7 +47,7 @@ func FuzzDispatchArguments(f *testing.F) {
 	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
 	const conv consent.ConversationID = "fuzz"
 	eng.AddConversation(conv, "fuzz")
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: goneBrowser{}})
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: stacktest.GoneBrowser{}})
 	f.Cleanup(d.Close)
 
 	f.Fuzz(func(t *testing.T, pick uint8, args []byte) {

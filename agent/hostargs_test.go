@@ -10,6 +10,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // hostArgsBase is, per tool, arguments that decode: the call then fails
@@ -47,7 +48,7 @@ func TestHostAddedArgumentsIgnoredByEveryTool(t *testing.T) {
 	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
 	const conv consent.ConversationID = "host-args"
 	eng.AddConversation(conv, "host-args")
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: goneBrowser{}})
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: stacktest.GoneBrowser{}})
 	t.Cleanup(d.Close)
 
 	var tools []string

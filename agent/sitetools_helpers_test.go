@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	crand "crypto/rand"
 	"encoding/json"
@@ -24,6 +23,8 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/logtest"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/webmcp"
 )
 
@@ -198,24 +199,6 @@ func siteRandomHex(t *testing.T, n int) string {
 	return fmt.Sprintf("%x", b)
 }
 
-// siteSyncBuffer is an io.Writer several goroutines (loggers, transports) share.
-type siteSyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *siteSyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *siteSyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // siteWorld is one mode's Chromium and engine, shared by that mode's
 // subtests. Everything the console would write while they run goes to
 // places the tests can read back: the engine's and the dispatch's audit to
@@ -223,11 +206,12 @@ func (s *siteSyncBuffer) String() string {
 // server's) log lines to appLog.
 type siteWorld struct {
 	mode      webmcp.Mode
+	stk       *stacktest.Stack
 	eng       *consent.Engine
 	br        *browser.Browser
 	auditPath string
 	audit     *audit.FileLog
-	appLog    *siteSyncBuffer
+	appLog    *logtest.Buffer
 	logger    *slog.Logger
 }
 
@@ -239,33 +223,25 @@ type siteWorld struct {
 func launchSiteWorld(t *testing.T, mode webmcp.Mode) *siteWorld {
 	t.Helper()
 	fixturetest.NeedChromium(t)
-	dir := t.TempDir()
-	w := &siteWorld{mode: mode, appLog: &siteSyncBuffer{}, auditPath: filepath.Join(dir, "audit.jsonl")}
+	w := &siteWorld{mode: mode, appLog: &logtest.Buffer{}, auditPath: filepath.Join(t.TempDir(), "audit.jsonl")}
 	w.logger = slog.New(slog.NewTextHandler(w.appLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
 	if w.audit, err = audit.Open(w.auditPath); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.audit.Close() })
-	// Generous review and op clocks: the machine may be slow, and every
-	// wait here ends on a signal, not on these.
-	w.eng = consent.New(consent.Config{
-		ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit,
-	})
-	t.Cleanup(w.eng.Close)
 	var flags []string
 	if mode == webmcp.ModePolyfill {
 		flags = []string{"--disable-features=WebMCP"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	w.br, err = browser.Launch(ctx, browser.Options{
-		Headless: true, ProfileDir: filepath.Join(dir, "profile"), Gate: w.eng, Logger: w.logger, ExtraFlags: flags,
+	// Generous review and op clocks: the machine may be slow, and every
+	// wait here ends on a signal, not on these.
+	w.stk = stacktest.Start(t, stacktest.Config{
+		Engine:        consent.Config{ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit},
+		Browser:       browser.Options{Logger: w.logger, ExtraFlags: flags},
+		LaunchTimeout: 2 * time.Minute,
 	})
-	if err != nil {
-		t.Fatalf("launch Chromium (%s): %v", mode, err)
-	}
-	t.Cleanup(func() { _ = w.br.Close() })
+	w.eng, w.br = w.stk.Engine, w.stk.Browser
 	return w
 }
 
@@ -295,35 +271,16 @@ type siteRun struct {
 	d    *agent.Dispatcher
 	conv consent.ConversationID
 	srv  *siteServer
-	op   *operator
+	op   *stacktest.Operator
 }
 
 func (w *siteWorld) newRun(t *testing.T) *siteRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	r := &siteRun{
-		t: t, ctx: ctx, w: w, srv: startSiteServer(t),
-		conv: consent.ConversationID("site-" + t.Name()),
-		op:   &operator{t: t, ctx: ctx, eng: w.eng},
-	}
-	w.eng.AddConversation(r.conv, t.Name())
-	w.eng.Select(r.conv, "")
-	r.d = agent.NewDispatcher(agent.DispatcherConfig{Engine: w.eng, Browser: w.br, Audit: w.audit})
-	t.Cleanup(func() {
-		siteCloseConvTabs(w.br, r.conv)
-		r.d.Close()
-		w.eng.RemoveConversation(r.conv)
-	})
-	return r
-}
-
-func siteCloseConvTabs(br *browser.Browser, conv consent.ConversationID) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, tab := range br.Tabs(conv) {
-		_ = br.CloseTab(ctx, conv, tab.ID)
-	}
+	srv := startSiteServer(t) // closes after the conversation's tabs
+	c := w.stk.Conversation(t, t.Name(), func(cfg *agent.DispatcherConfig) { cfg.Audit = w.audit })
+	return &siteRun{t: t, ctx: ctx, w: w, d: c.Dispatcher, conv: c.ID, srv: srv, op: w.stk.Operator(t, ctx)}
 }
 
 func (r *siteRun) start(tool string, args any) *pending {
@@ -345,7 +302,7 @@ func (r *siteRun) quiet(tool string, args any) agent.Result {
 	for {
 		if f := r.w.eng.Snapshot().Focused; f != nil && f.Conversation == r.conv {
 			r.t.Errorf("%s showed a %s review for %s; it must show none", tool, f.Kind, f.Origin)
-			r.op.decide(*f, false)
+			r.op.Decide(*f, false)
 		}
 		select {
 		case res := <-c.ch:

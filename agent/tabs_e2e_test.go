@@ -56,7 +56,7 @@ func chromiumPages(t *testing.T) map[string]string {
 // devtools is the shared Chromium's DevTools HTTP endpoint.
 func devtools(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(shared.profile, "profile", "DevToolsActivePort"))
+	raw, err := os.ReadFile(filepath.Join(stack.Launched().ProfileDir, "DevToolsActivePort"))
 	if err != nil {
 		t.Fatalf("DevTools port: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestE2EDeniedOpensLeaveNoTab(t *testing.T) {
 	const denials = 13 // one past the default tab_limit of 12
 	for i := range denials {
 		p := e.start("browser_open", map[string]any{"url": fmt.Sprintf("%s%s?try=%d", denied.URL, actPage, i)})
-		r := e.op.deny(consent.KindNavigation, denied.URL)
+		r := e.op.Deny(consent.KindNavigation, denied.URL)
 		wantFail(t, p.result(), errcode.UserDenied, false)
 		if _, known := e.eng.Owner(r.Tab); known {
 			t.Fatalf("denial %d: tab %s is still open", i+1, r.Tab)
@@ -164,7 +164,7 @@ func TestE2EFailedOpenLeavesNoTab(t *testing.T) {
 	_ = l.Close()
 	before := chromiumPages(t)
 	p := e.start("browser_open", map[string]any{"url": dead + "/nothing"})
-	r := e.op.approve(consent.KindNavigation, dead)
+	r := e.op.Approve(consent.KindNavigation, dead)
 	obj := wantFail(t, p.result(), errcode.BrowserOperationFailed, false)
 	if !strings.Contains(fmt.Sprint(obj["error"]), "ERR_CONNECTION_REFUSED") {
 		t.Fatalf("failure %v, want the connection refused", obj)

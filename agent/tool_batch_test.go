@@ -34,7 +34,7 @@ func formSteps(t *testing.T, snap string) []map[string]any {
 func (e *e2e) submitBatch(tab string, steps []map[string]any) (string, consent.Review) {
 	e.t.Helper()
 	p := e.start("browser_batch", map[string]any{"tabId": tab, "steps": steps})
-	r := e.op.approve(consent.KindPlan, e.site.URL)
+	r := e.op.Approve(consent.KindPlan, e.site.URL)
 	got := wantOK(e.t, p.result())
 	id, _ := got["jobId"].(string)
 	if id == "" {
@@ -168,7 +168,7 @@ func TestE2EBatchContinuesPastAFailedVerifyWhenAsked(t *testing.T) {
 		{"verify": map[string]any{"assertion": "text_contains", "value": "no such text"}},
 		fillStep(refOf(t, snap, "textbox", "First"), "alpha"),
 	}})
-	e.op.approve(consent.KindPlan, e.site.URL)
+	e.op.Approve(consent.KindPlan, e.site.URL)
 	id := wantOK(t, p.result())["jobId"].(string)
 	job := e.awaitJob(id)
 	st := job["steps"].([]any)
@@ -295,7 +295,7 @@ func (e *e2e) submitThenHangUp(tab string, steps []map[string]any) agent.Result 
 	answer := make(chan agent.Result, 1)
 	args := map[string]any{"tabId": tab, "steps": steps}
 	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(e.t, args)) }()
-	e.op.approve(consent.KindPlan, e.site.URL)
+	e.op.Approve(consent.KindPlan, e.site.URL)
 	select {
 	case res := <-answer:
 		return res
@@ -378,7 +378,7 @@ func TestE2EBatchClientGoneAfterApprovalFreezesUntilCleared(t *testing.T) {
 		t.Errorf("the form was submitted %d times, want 1", n)
 	}
 	var froze, cleared int
-	for _, r := range shared.engLog.Records() {
+	for _, r := range e.stk.Audit.Records() {
 		if r.Conversation == string(e.conv) && r.Note == id {
 			switch r.Kind {
 			case audit.KindFreeze:
@@ -438,7 +438,7 @@ func TestE2EBatchClientGoneDuringReviewRunsNothing(t *testing.T) {
 	}}
 	answer := make(chan agent.Result, 1)
 	go func() { answer <- e.d.Call(callCtx, e.conv, "browser_batch", rawArgs(t, args)) }()
-	e.op.await(consent.KindPlan, e.site.URL)
+	e.op.Await(consent.KindPlan, e.site.URL)
 	hangUp()
 	var res agent.Result
 	select {

@@ -61,11 +61,11 @@ func TestE2EUploadNonASCIINameReachesTheSiteExactly(t *testing.T) {
 	obs, _ = e.observe(tab, false)
 
 	p := e.start("browser_upload", uploadCall(tab, obs, ref, name, data))
-	r := e.op.await(consent.KindUpload, e.site.URL)
+	r := e.op.Await(consent.KindUpload, e.site.URL)
 	if r.Upload == nil || r.Upload.Filename != name || r.Upload.Size != int64(len(data)) || r.Upload.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("upload review shows %+v, want %s, %d bytes, sha256 %x", r.Upload, name, len(data), sum)
 	}
-	e.op.decide(r, true)
+	e.op.Decide(r, true)
 	got := wantOK(t, p.result())
 	if got["dispatched"] != true || got["outcome"] != "not_yet_verified" {
 		t.Fatalf("upload receipt = %v", got)
@@ -79,7 +79,7 @@ func TestE2EUploadNonASCIINameReachesTheSiteExactly(t *testing.T) {
 
 	obs, snap = e.observe(tab, false)
 	p = e.start("browser_act", click(tab, obs, refOf(t, snap, "button", "Upload")))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	// The fixture counts a request before handling it; the tab showing the
 	// response is what says the handler finished.
@@ -132,11 +132,11 @@ func TestE2EUploadOverTheLimitShowsNoReview(t *testing.T) {
 	}
 	// Exactly at the limit is accepted as far as the review.
 	p := e.start("browser_upload", uploadCall(tab, obs, ref, "big.bin", make([]byte, 1024)))
-	r := e.op.await(consent.KindUpload, e.site.URL)
+	r := e.op.Await(consent.KindUpload, e.site.URL)
 	if r.Upload.Size != 1024 {
 		t.Errorf("review size = %d", r.Upload.Size)
 	}
-	e.op.decide(r, false)
+	e.op.Decide(r, false)
 	wantFail(t, p.result(), errcode.UserDenied, false)
 	if len(e.site.Uploads()) != 0 {
 		t.Error("a denied upload reached the site")

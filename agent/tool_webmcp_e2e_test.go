@@ -20,6 +20,8 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/logtest"
+	"github.com/tabwarden/tabwarden/internal/stacktest/servetest"
 	"github.com/tabwarden/tabwarden/tui"
 	"github.com/tabwarden/tabwarden/webmcp"
 )
@@ -63,11 +65,11 @@ func (r *siteRun) open(path string, frames int) string {
 		first = r.srv.otherOrigin() + "/"
 	}
 	c := r.start("browser_open", map[string]any{"url": first})
-	rev := r.op.await(consent.KindNavigation, originOf(first))
+	rev := r.op.Await(consent.KindNavigation, originOf(first))
 	if n := r.srv.total(); n != 0 {
 		r.t.Fatalf("%d requests reached the site before navigation consent: %v", n, r.srv.since(0))
 	}
-	r.op.decide(rev, true)
+	r.op.Decide(rev, true)
 	var out struct {
 		TabID string `json:"tabId"`
 	}
@@ -78,12 +80,12 @@ func (r *siteRun) open(path string, frames int) string {
 	if frames == siteToolsFrames {
 		before := r.srv.total()
 		nav := r.start("browser_navigate", map[string]any{"tabId": out.TabID, "url": r.srv.URL + path})
-		rev := r.op.await(consent.KindNavigation, r.srv.URL)
+		rev := r.op.Await(consent.KindNavigation, r.srv.URL)
 		// The other origin's page may still fetch its favicon.
 		if got := r.srv.sinceAt(before, strings.TrimPrefix(r.srv.URL, "http://")); len(got) != 0 {
 			r.t.Fatalf("requests reached the site before navigation consent: %v", got)
 		}
-		r.op.decide(rev, true)
+		r.op.Decide(rev, true)
 		var navOut struct{}
 		siteOK(r.t, nav.result(), &navOut)
 	}
@@ -113,7 +115,7 @@ func (r *siteRun) list(tab string, read bool) *siteListing {
 	var res agent.Result
 	if read {
 		c := r.start("webmcp_list_tools", map[string]any{"tabId": tab})
-		r.op.approve(consent.KindRead, r.srv.URL)
+		r.op.Approve(consent.KindRead, r.srv.URL)
 		res = c.result()
 	} else {
 		res = r.quiet("webmcp_list_tools", map[string]any{"tabId": tab})
@@ -160,7 +162,7 @@ func siteJourney(t *testing.T, w *siteWorld) {
 
 	before := r.srv.total()
 	call := r.start("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": l.id(t, "save_draft"), "input": map[string]any{"title": "Quarterly TITLE-VALUE"}})
-	allow := r.op.await(consent.KindToolCall, r.srv.URL)
+	allow := r.op.Await(consent.KindToolCall, r.srv.URL)
 	// The review is on screen: nothing reached the site, the call waits.
 	if got := r.srv.since(before); len(got) != 0 {
 		t.Fatalf("requests reached the site before \"Allow once\": %v", got)
@@ -178,9 +180,9 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	if !strings.Contains(allow.ToolCall.InputValues, `"title": "Quarterly TITLE-VALUE"`) {
 		t.Errorf("input values %q: the review must show what is sent", allow.ToolCall.InputValues)
 	}
-	r.op.decide(allow, true)
+	r.op.Decide(allow, true)
 
-	share := r.op.await(consent.KindDisclosure, r.srv.URL)
+	share := r.op.Await(consent.KindDisclosure, r.srv.URL)
 	if n := r.srv.count("/record"); n != 1 {
 		t.Fatalf("%d records after \"Allow once\", want exactly 1", n)
 	}
@@ -190,7 +192,7 @@ func siteJourney(t *testing.T, w *siteWorld) {
 	if share.ApproveLabel != "Share result" || share.Disclosure == nil || !strings.Contains(share.Disclosure.Result, `"saved":1`) {
 		t.Fatalf("share review %q %+v", share.ApproveLabel, share.Disclosure)
 	}
-	r.op.decide(share, true)
+	r.op.Decide(share, true)
 
 	var got struct {
 		Outcome string `json:"outcome"`
@@ -232,7 +234,7 @@ func siteTakeOverCancels(t *testing.T, w *siteWorld) {
 	tab := r.open("/tools.html", siteToolsFrames)
 	l := r.list(tab, true)
 	call := r.start("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": l.id(t, "slow_save"), "input": map[string]any{"delayMs": 120000}})
-	r.op.approve(consent.KindToolCall, r.srv.URL)
+	r.op.Approve(consent.KindToolCall, r.srv.URL)
 	r.srv.waitCount(t, r.ctx, "/slow-started", 1)
 	if call.returned() {
 		t.Fatalf("slow_save returned while running: %s", call.result().JSON())
@@ -254,7 +256,7 @@ func siteTakeOverCancels(t *testing.T, w *siteWorld) {
 // the bytes on the wire, not only what the SDK client made of them.
 type siteCapture struct {
 	secret string
-	wire   *siteSyncBuffer
+	wire   *logtest.Buffer
 }
 
 func (c siteCapture) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -273,7 +275,7 @@ type siteTeeBody struct {
 		Read([]byte) (int, error)
 		Close() error
 	}
-	to *siteSyncBuffer
+	to *logtest.Buffer
 }
 
 func (b siteTeeBody) Read(p []byte) (int, error) {
@@ -344,27 +346,18 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := startSiteServer(t)
-	op := &operator{t: t, ctx: ctx, eng: w.eng}
+	op := w.stk.Operator(t, ctx)
 	// Whatever logs through the process-wide logger lands in appLog too.
 	prev := slog.Default()
 	slog.SetDefault(w.logger)
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: w.eng, Browser: w.br, Audit: w.audit})
-	t.Cleanup(d.Close)
-	ms, err := mcpserver.New(mcpserver.Config{Surface: d, Engine: w.eng, Audit: w.audit, Logger: w.logger, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := ms.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ms.Close)
-	wire := &siteSyncBuffer{}
+	d := w.stk.Dispatcher(t, func(c *agent.DispatcherConfig) { c.Audit = w.audit })
+	ms := servetest.Start(t, ctx, w.stk, d, func(c *mcpserver.Config) { c.Audit, c.Logger = w.audit, w.logger })
+	wire := &logtest.Buffer{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "site-e2e", Version: "1.0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: siteCapture{secret: ms.DefaultToken().Secret, wire: wire}}, MaxRetries: -1,
+		Endpoint: ms.URL, HTTPClient: &http.Client{Transport: siteCapture{secret: ms.Secret, wire: wire}}, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -372,10 +365,10 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	t.Cleanup(func() { _ = cs.Close() })
 
 	open := siteStartMCPCall(t, ctx, cs, "browser_open", map[string]any{"url": srv.URL + "/tools.html"})
-	nav := op.await(consent.KindNavigation, srv.URL)
+	nav := op.Await(consent.KindNavigation, srv.URL)
 	conv := nav.Conversation
-	t.Cleanup(func() { siteCloseConvTabs(w.br, conv) })
-	op.decide(nav, true)
+	t.Cleanup(func() { w.stk.CloseTabs(conv) })
+	op.Decide(nav, true)
 	var opened struct {
 		TabID string `json:"tabId"`
 	}
@@ -385,13 +378,13 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	srv.waitCount(t, ctx, "/frame-done", siteToolsFrames-2)
 
 	list := siteStartMCPCall(t, ctx, cs, "webmcp_list_tools", map[string]any{"tabId": opened.TabID})
-	op.approve(consent.KindRead, srv.URL)
+	op.Approve(consent.KindRead, srv.URL)
 	l := &siteListing{}
 	siteStructured(t, list.wait(t, ctx), l)
 
 	call := siteStartMCPCall(t, ctx, cs, "webmcp_call_tool", map[string]any{"tabId": opened.TabID, "toolId": l.id(t, "read_session")})
-	op.approve(consent.KindToolCall, srv.URL)
-	share := op.await(consent.KindDisclosure, srv.URL)
+	op.Approve(consent.KindToolCall, srv.URL)
+	share := op.Await(consent.KindDisclosure, srv.URL)
 	if srv.count("/session") != 1 {
 		t.Fatalf("the session tool ran %d times, want 1", srv.count("/session"))
 	}
@@ -404,7 +397,7 @@ func siteDeniedDisclosure(t *testing.T, w *siteWorld) {
 	if call.returned() || strings.Contains(wire.String(), srv.canary) {
 		t.Fatal("the result reached the MCP client before \"Share result\"")
 	}
-	op.decide(share, false)
+	op.Decide(share, false)
 
 	res := call.wait(t, ctx)
 	var env siteEnvelope
@@ -474,7 +467,7 @@ func siteHostile(t *testing.T, w *siteWorld) {
 	r.srv.waitCount(t, r.ctx, "/hostile-ready", 1)
 
 	c := r.start("webmcp_list_tools", map[string]any{"tabId": tab})
-	r.op.approve(consent.KindRead, r.srv.URL)
+	r.op.Approve(consent.KindRead, r.srv.URL)
 	began := time.Now()
 	res := c.result()
 	took := time.Since(began)
@@ -545,7 +538,7 @@ func siteHostile(t *testing.T, w *siteWorld) {
 		t.Errorf("observe on the hostile page:\n%s", snap)
 	}
 	pending := r.start("webmcp_call_tool", map[string]any{"tabId": tab, "toolId": l.id(t, "ok_tool"), "input": map[string]any{}})
-	r.op.await(consent.KindToolCall, r.srv.URL)
+	r.op.Await(consent.KindToolCall, r.srv.URL)
 	if err := w.eng.TakeOver(r.conv); err != nil {
 		t.Fatal(err)
 	}

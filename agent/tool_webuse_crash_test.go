@@ -13,6 +13,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // webUseCommands is the profile's command list as its schema publishes it
@@ -60,7 +61,7 @@ func TestE2EWebUseAcrossAChromiumCrash(t *testing.T) {
 	send := refOf(t, obs["snapshot"].(string), "button", "Send")
 	p := e.start("web_use", map[string]any{"command": "act", "web_session_id": ws,
 		"arguments": map[string]any{"observationId": obs["observationId"], "action": map[string]any{"type": "click", "ref": send}}})
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, p.result())
 	waitRecord(t, e.ctx, e.site, "batch")
 	pageURL := e.site.URL + "/e2e/batch.html"
@@ -110,7 +111,7 @@ func TestE2EWebUseAcrossAChromiumCrash(t *testing.T) {
 
 	t.Logf("hints at %s", time.Now().Format(time.StampMilli))
 	po := e.start("web_use", map[string]any{"command": "open", "arguments": map[string]any{"url": pageURL}})
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
 	opened := wantOK(t, po.result())
 	wantWebUseWords(t, agent.Result{Object: opened}, commands)
 	newTab, _ := opened["opened_tab_id"].(string)
@@ -120,7 +121,7 @@ func TestE2EWebUseAcrossAChromiumCrash(t *testing.T) {
 	// The read grant of the origin may still stand; approve only if asked.
 	for !pr.returned() {
 		if len(e.eng.Snapshot().Queue) > 0 {
-			e.op.approve(consent.KindRead, e.site.URL)
+			e.op.Approve(consent.KindRead, e.site.URL)
 			break
 		}
 		select {
@@ -193,7 +194,7 @@ func waitReturnOrApprove(t *testing.T, e *e2e, p *pending, kind consent.ReviewKi
 	t.Helper()
 	for !p.returned() {
 		if len(e.eng.Snapshot().Queue) > 0 {
-			e.op.approve(kind, e.site.URL)
+			e.op.Approve(kind, e.site.URL)
 			return true
 		}
 		select {
@@ -208,7 +209,7 @@ func waitReturnOrApprove(t *testing.T, e *e2e, p *pending, kind consent.ReviewKi
 // relaunchedBrowser is a Chromium that went down under a call and is back
 // by the time the call's failure is read: the call itself failed
 // browser_unavailable, but Available already says nil.
-type relaunchedBrowser struct{ goneBrowser }
+type relaunchedBrowser struct{ stacktest.GoneBrowser }
 
 func (relaunchedBrowser) NewTab(context.Context, consent.ConversationID, bool) (consent.TabID, error) {
 	return "", errcode.Errorf(errcode.BrowserUnavailable, errcode.NextListTabs, "Chromium stopped; it is being restarted")

@@ -157,7 +157,7 @@ func TestE2EWebUseTokensSessionsAndRecovery(t *testing.T) {
 	// A token of a page that navigated since list_pages is stale.
 	tok3 := pageToken(t, e, tab)
 	p := e.start("browser_navigate", map[string]any{"tabId": tab, "url": e.site.URL + "/e2e/batch.html?moved=1"})
-	e.op.approve(consent.KindNavigation, e.site.URL) // resume asks navigation consent again
+	e.op.Approve(consent.KindNavigation, e.site.URL) // resume asks navigation consent again
 	wantOK(t, p.result())
 	noBrowserCall(t, e, cb, e.conv, map[string]any{"command": "observe", "page_context_token": tok3}, agent.CodePageContextStale)
 }
@@ -190,7 +190,7 @@ func TestE2EWebUseActPassesTheSameGates(t *testing.T) {
 	before := reviewsShown(e.conv, consent.KindAction)
 	p := e.start("web_use", map[string]any{"command": "act", "web_session_id": ws,
 		"arguments": map[string]any{"observationId": obs["observationId"], "action": map[string]any{"type": "fill", "ref": first, "text": "alpha"}}})
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	got := wantOK(t, p.result())
 	if got["dispatched"] != true || got["web_session_id"] != ws {
 		t.Errorf("act = %v", got)
@@ -214,7 +214,7 @@ func TestE2EWebUseActPassesTheSameGates(t *testing.T) {
 func TestE2EWebUseOpenAndNavigateBehindTheNavigationGate(t *testing.T) {
 	e := newE2E(t)
 	p := e.start("web_use", map[string]any{"command": "open", "arguments": map[string]any{"url": e.site.URL + "/e2e/batch.html"}})
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
 	got := wantOK(t, p.result())
 	tab, _ := got["opened_tab_id"].(string)
 	pages, _ := got["pages"].([]any)
@@ -222,7 +222,7 @@ func TestE2EWebUseOpenAndNavigateBehindTheNavigationGate(t *testing.T) {
 		t.Fatalf("open = %v", got)
 	}
 	pr := e.start("web_use", map[string]any{"command": "observe", "page_context_token": pages[0].(map[string]any)["page_context_token"]})
-	e.op.approve(consent.KindRead, e.site.URL)
+	e.op.Approve(consent.KindRead, e.site.URL)
 	ws := wantOK(t, pr.result())["web_session_id"]
 	nav := wantOK(t, e.call("web_use", map[string]any{"command": "navigate", "web_session_id": ws,
 		"arguments": map[string]any{"url": e.site.URL + "/form.html"}}))
@@ -246,11 +246,11 @@ func TestE2EWebUseSessionEndsWhenThePageClosesItsTab(t *testing.T) {
 	opener := e.open("/popup.html?to=/e2e/close.html")
 	oobs, osnap := e.observe(opener, true)
 	po := e.start("browser_act", click(opener, oobs, refOf(t, osnap, "button", "Open popup")))
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	wantOK(t, po.result())
-	r := e.op.awaitQueued(consent.KindNavigation, e.site.URL)
+	r := e.op.AwaitQueued(consent.KindNavigation, e.site.URL)
 	e.eng.Select(e.conv, r.Tab)
-	e.op.approve(consent.KindNavigation, e.site.URL)
+	e.op.Approve(consent.KindNavigation, e.site.URL)
 	e.waitTab(r.Tab, "finished loading the page", func(ts consent.TabState) bool {
 		return ts.URL == e.site.URL+"/e2e/close.html" && !ts.Loading && ts.Title == "Closing"
 	})
@@ -265,7 +265,7 @@ func TestE2EWebUseSessionEndsWhenThePageClosesItsTab(t *testing.T) {
 	closeRef := refOf(t, obs["snapshot"].(string), "button", "Close this tab")
 	p := e.start("web_use", map[string]any{"command": "act", "web_session_id": ws,
 		"arguments": map[string]any{"observationId": obs["observationId"], "action": map[string]any{"type": "click", "ref": closeRef}}})
-	e.op.approve(consent.KindAction, e.site.URL)
+	e.op.Approve(consent.KindAction, e.site.URL)
 	p.result()
 	select {
 	case <-h.Done():

@@ -28,7 +28,7 @@ func grantFor() func(consent.Review) string {
 func clickGranted(t *testing.T, name string, shop *fixture.Server) (*agentRun, *operator) {
 	t.Helper()
 	a := newAgent(t, name)
-	op := newOperator(t, shared.eng, a.conv, "a")
+	op := newOperator(t, engine(), a.conv, "a")
 	op.choose = grantFor()
 	a.open(shop.URL + "/grants/shop.html")
 	a.observe()
@@ -78,7 +78,7 @@ func TestGrantNeverCoversAnotherConversationOriginOrClass(t *testing.T) {
 
 	// Another conversation on the same origin.
 	b := newAgent(t, "stranger")
-	opB := newOperator(t, shared.eng, b.conv, "a")
+	opB := newOperator(t, engine(), b.conv, "a")
 	opB.choose = func(r consent.Review) string {
 		if r.Kind == consent.KindNavigation || r.Kind == consent.KindRead {
 			return "a"
@@ -101,15 +101,15 @@ func TestGrantNeverOutlivesTakeOverCancelTabCloseOrPolicyReload(t *testing.T) {
 		revoke func(t *testing.T, a *agentRun)
 	}{
 		{"take-over", func(t *testing.T, a *agentRun) {
-			if err := shared.eng.TakeOverAs(a.conv, by); err != nil {
+			if err := engine().TakeOverAs(a.conv, by); err != nil {
 				t.Fatal(err)
 			}
-			if err := shared.eng.ResumeAs(a.conv, by); err != nil {
+			if err := engine().ResumeAs(a.conv, by); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"x", func(t *testing.T, a *agentRun) {
-			if err := shared.eng.CancelAs(a.conv, by); err != nil {
+			if err := engine().CancelAs(a.conv, by); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -120,7 +120,7 @@ func TestGrantNeverOutlivesTakeOverCancelTabCloseOrPolicyReload(t *testing.T) {
 			a.observe()
 		}},
 		{"policy reload", func(t *testing.T, a *agentRun) {
-			shared.eng.SetGrantLimits(consent.GrantLimits{})
+			engine().SetGrantLimits(consent.GrantLimits{})
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,7 +129,7 @@ func TestGrantNeverOutlivesTakeOverCancelTabCloseOrPolicyReload(t *testing.T) {
 			a.shopURL = shop.URL + "/grants/shop.html"
 			waitEvents(t, shop, "click-filter", 1)
 			c.revoke(t, a)
-			for _, g := range shared.eng.Snapshot().Grants {
+			for _, g := range engine().Snapshot().Grants {
 				if g.Conversation == a.conv {
 					t.Fatalf("grant %s outlived the %s", g.ID, c.name)
 				}

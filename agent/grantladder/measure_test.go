@@ -41,7 +41,7 @@ func shoppingTask(t *testing.T, mode string) taskResult {
 	// Each run its own two origins, so the witness counts are its own.
 	shop, partner := newSite(t), newSite(t)
 	a := newAgent(t, "task-"+strings.TrimSuffix(mode, "!"))
-	op := newOperator(t, shared.eng, a.conv, mode)
+	op := newOperator(t, engine(), a.conv, mode)
 	op.watch = func(r consent.Review) int {
 		switch {
 		case r.Upload != nil:
@@ -151,7 +151,7 @@ func shoppingTask(t *testing.T, mode string) taskResult {
 		}
 	}
 	op.mu.Unlock()
-	for _, rec := range shared.mem.Records() {
+	for _, rec := range stack.Launched().Audit.Records() {
 		if rec.Conversation != string(a.conv) {
 			continue
 		}
@@ -211,7 +211,7 @@ func grantUsesInScope(t *testing.T, conv consent.ConversationID) int {
 	}
 	grants := map[string]given{}
 	n := 0
-	for _, rec := range shared.mem.Records() {
+	for _, rec := range stack.Launched().Audit.Records() {
 		switch rec.Kind {
 		case audit.KindGrant:
 			// Note: "class CLASS for N min, until RFC3339".
@@ -294,7 +294,7 @@ func TestGrantLadderFiftySteps(t *testing.T) {
 	// A grant's window, on the engine's clock held still: one second
 	// before its end a click runs under it, one second after it asks again.
 	expiry := newAgent(t, "expiry")
-	op := newOperator(t, shared.eng, expiry.conv, "a")
+	op := newOperator(t, engine(), expiry.conv, "a")
 	op.sFor = func(r consent.Review) bool { return r.Action != nil && r.Action.Type == consent.ActionClick }
 	shop := newSite(t)
 	op.watch = func(consent.Review) int { return events(shop, "click-filter") }
@@ -304,21 +304,21 @@ func TestGrantLadderFiftySteps(t *testing.T) {
 	expiry.click("button", "Filter") // s: every click on the shop, for the window
 	waitEvents(t, shop, "click-filter", before+1)
 	var given consent.ScopedGrant
-	for _, g := range shared.eng.Snapshot().Grants {
+	for _, g := range engine().Snapshot().Grants {
 		if g.Conversation == expiry.conv {
 			given = g
 		}
 	}
 	keys0, _, _ := op.snapshot()
-	shared.frozen.Store(given.Expires.Add(-time.Second).UnixNano())
+	frozen.Store(given.Expires.Add(-time.Second).UnixNano())
 	res := expiry.mustAct("click", "button", "Filter", nil)
 	keys1, _, _ := op.snapshot()
-	shared.frozen.Store(given.Expires.Add(time.Second).UnixNano())
+	frozen.Store(given.Expires.Add(time.Second).UnixNano())
 	waitEvents(t, shop, "click-filter", before+2)
 	seen := events(shop, "click-filter")
 	expiry.mustAct("click", "button", "Filter", nil)
 	keys2, asks, _ := op.snapshot()
-	shared.frozen.Store(0)
+	frozen.Store(0)
 	last := asks[len(asks)-1]
 	if given.ID == "" || res["grant"] != given.ID || keys1 != keys0 || keys2 != keys1+1 || last.Action != "click" || last.Witness != seen {
 		t.Errorf("window: grant %q; 1s before its end the click ran under %v with %d key(s); 1s after, %d key(s), last review %+v (page saw %d clicks, %d before)",
@@ -328,8 +328,8 @@ func TestGrantLadderFiftySteps(t *testing.T) {
 		consent.DefaultGrantWindow, res["grant"], keys2-keys1)
 
 	// Managed policy with grantable: [].
-	shared.eng.SetGrantLimits(consent.GrantLimits{Grantable: []consent.GrantClass{}})
-	defer shared.eng.SetGrantLimits(consent.GrantLimits{})
+	engine().SetGrantLimits(consent.GrantLimits{Grantable: []consent.GrantClass{}})
+	defer engine().SetGrantLimits(consent.GrantLimits{})
 	off := shoppingTask(t, "s!")
 	stillAsked(t, "grantable: []", off)
 	if off.grants != 0 || off.uses != 0 || len(off.refusals) == 0 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,70 +17,36 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
-	"github.com/tabwarden/tabwarden/consent/audit/audittest"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
-// One Chromium and one engine for the binary; each run has its own
-// conversation, and the engine's clock can be held still so a
-// test can step past a grant's window (consent checks Now on every use).
-var shared struct {
-	once sync.Once
-	err  error
-	eng  *consent.Engine
-	br   *browser.Browser
-	mem  *audittest.Memory
-	dir  string
-	// frozen, when non-zero, is the engine's clock (Unix nanoseconds): a
-	// test holds it still around a grant's end.
-	frozen atomic.Int64
-}
+// One stack (Chromium and engine) for the binary; each run has its own
+// conversation, and the engine's clock can be held still so a test can
+// step past a grant's window (consent checks Now on every use).
+var stack = &stacktest.Shared{Config: stacktest.Config{Engine: consent.Config{Now: engineNow}}}
 
-const reviewDelay = 20 * time.Millisecond
+// frozen, when non-zero, is the engine's clock (Unix nanoseconds): a test
+// holds it still around a grant's end.
+var frozen atomic.Int64
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared.br != nil {
-		_ = shared.br.Close()
-	}
-	if shared.eng != nil {
-		shared.eng.Close()
-	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
-	os.Exit(code)
-}
+const reviewDelay = stacktest.ReviewDelay
+
+func TestMain(m *testing.M) { os.Exit(stack.Run(m)) }
 
 func engineNow() time.Time {
-	if f := shared.frozen.Load(); f != 0 {
+	if f := frozen.Load(); f != 0 {
 		return time.Unix(0, f)
 	}
 	return time.Now()
 }
 
-func launch(t *testing.T) {
-	t.Helper()
-	fixturetest.NeedChromium(t)
-	shared.once.Do(func() {
-		shared.mem = &audittest.Memory{}
-		shared.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, Audit: shared.mem, Now: engineNow})
-		dir, err := os.MkdirTemp("", "tabwarden-grants-")
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.dir = dir
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		shared.br, shared.err = browser.Launch(ctx, browser.Options{Headless: true, ProfileDir: filepath.Join(dir, "profile"), Gate: shared.eng})
-	})
-	if shared.err != nil {
-		t.Fatalf("launch Chromium: %v", shared.err)
-	}
-}
+// launch launches the shared stack if no test has yet.
+func launch(t *testing.T) { stack.Stack(t) }
+
+// engine is the shared stack's consent engine; its audit (reviews shown,
+// decisions) is stack.Launched().Audit.
+func engine() *consent.Engine { return stack.Launched().Engine }
 
 // ask is one review the operator answered.
 type ask struct {
@@ -252,31 +217,16 @@ type agentRun struct {
 	shopURL string
 }
 
-var convSeq atomic.Int64
-
 func newAgent(t *testing.T, name string) *agentRun {
 	t.Helper()
-	launch(t)
+	stk := stack.Stack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	conv := consent.ConversationID(fmt.Sprintf("%s-%d", name, convSeq.Add(1)))
-	shared.eng.AddConversation(conv, name)
-	shared.eng.Select(conv, "")
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: shared.eng, Browser: shared.br, Audit: &audittest.Memory{}})
-	a := &agentRun{t: t, ctx: ctx, d: d, conv: conv}
-	t.Cleanup(func() {
-		d.Close()
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		for _, tab := range shared.br.Tabs(conv) {
-			_ = shared.br.CloseTab(cctx, conv, tab.ID)
-		}
-		shared.eng.RemoveConversation(conv)
-	})
-	return a
+	c := stk.Conversation(t, name)
+	return &agentRun{t: t, ctx: ctx, d: c.Dispatcher, conv: c.ID}
 }
 
-func newSite(t *testing.T) *fixture.Server { return fixturetest.Start(t) }
+func newSite(t *testing.T) *fixture.Server { return stack.Stack(t).Site(t) }
 
 // call runs one tool call and returns its result object.
 func (a *agentRun) call(tool string, args map[string]any) map[string]any {

@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // cutProxy is a TCP proxy in front of the MCP server that drops every
@@ -133,7 +134,7 @@ func viaProxy(p *cutProxy, secret string) *http.Client {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return new(net.Dialer).DialContext(ctx, "tcp4", p.ln.Addr().String())
 	}}
-	return &http.Client{Transport: bearer{secret: secret, base: tr}}
+	return &http.Client{Transport: stacktest.Bearer{Secret: secret, Base: tr}}
 }
 
 // cutCase is one way the batch's answer meets a dropped connection.

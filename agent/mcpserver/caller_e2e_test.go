@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,13 +13,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // callerEnv turns the test binary into a separate MCP client process (see
@@ -39,7 +36,7 @@ func TestMain(m *testing.M) {
 }
 
 func runCallerProcess() int {
-	cs, err := dial(os.Getenv("TW_CALLER_URL"), os.Getenv("TW_CALLER_TOKEN"), os.Getenv("TW_CALLER_VERSION"), "doomed-client")
+	cs, err := stacktest.Dial(os.Getenv("TW_CALLER_URL"), os.Getenv("TW_CALLER_TOKEN"), os.Getenv("TW_CALLER_VERSION"), "doomed-client")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "caller process:", err)
 		return 1
@@ -84,29 +81,8 @@ func startCaller(t *testing.T, w *chromiumWorld, version, open string) *exec.Cmd
 // newAuditedWorld is newChromiumWorld with the engine's audit in memory.
 func newAuditedWorld(t *testing.T) (*chromiumWorld, *audittest.Memory) {
 	t.Helper()
-	fixturetest.NeedChromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	t.Cleanup(cancel)
-	mem := &audittest.Memory{}
-	eng := consent.New(consent.Config{ReviewDelay: e2eDelay, Audit: mem})
-	t.Cleanup(eng.Close)
-	br, err := browser.Launch(ctx, browser.Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "profile"), Gate: eng})
-	if err != nil {
-		t.Fatalf("launch Chromium: %v", err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br})
-	t.Cleanup(d.Close)
-	srv, err := New(Config{Surface: d, Engine: eng, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := srv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return &chromiumWorld{ctx: ctx, eng: eng, srv: srv, url: url, site: fixturetest.Start(t)}, mem
+	w := newChromiumWorldFor(t, 120*time.Second)
+	return w, w.stk.Audit
 }
 
 // bringOnScreen plays the operator selecting the tab of the site's

@@ -20,6 +20,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // reviewSurface makes every tool call wait on a navigation review of its
@@ -312,7 +313,7 @@ func (p *progressLog) get() []*mcp.ProgressNotificationParams {
 func connectProgress(t *testing.T, url, secret, version string, log *progressLog) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "progress-client", Version: "1.0"}, &mcp.ClientOptions{ProgressNotificationHandler: log.add})
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{secret: secret}}, MaxRetries: -1}
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stacktest.Bearer{Secret: secret}}, MaxRetries: -1}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})

@@ -2,9 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,12 +10,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
-	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
-	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // The tests in this file run the real stack end to end: SDK clients over
@@ -26,11 +22,14 @@ import (
 // that a refused call had no browser effect; the fake Surface of the other
 // tests could not show that.
 
-// e2eDelay is the key-ahead guard; the operator below waits it out.
-const e2eDelay = 20 * time.Millisecond
+// e2eDelay is the key-ahead guard; the operator waits it out.
+const e2eDelay = stacktest.ReviewDelay
 
+// chromiumWorld is the stack (engine, Chromium, dispatcher) behind this
+// server, the endpoint and the fixture site.
 type chromiumWorld struct {
 	ctx  context.Context
+	stk  *stacktest.Stack
 	eng  *consent.Engine
 	srv  *Server
 	url  string
@@ -46,30 +45,12 @@ func newChromiumWorld(t *testing.T) *chromiumWorld {
 // than 90 s.
 func newChromiumWorldFor(t *testing.T, limit time.Duration) *chromiumWorld {
 	t.Helper()
-	fixturetest.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
-	eng := consent.New(consent.Config{ReviewDelay: e2eDelay})
-	t.Cleanup(eng.Close)
-	br, err := browser.Launch(ctx, browser.Options{Headless: true, ProfileDir: filepath.Join(t.TempDir(), "profile"), Gate: eng})
-	if err != nil {
-		t.Fatalf("launch Chromium: %v", err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br})
-	t.Cleanup(d.Close)
-	srv, err := New(Config{Surface: d, Engine: eng, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := srv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Cleanups run last-in first-out: the server closes before the
-	// dispatcher and the browser it drives.
-	t.Cleanup(srv.Close)
-	return &chromiumWorld{ctx: ctx, eng: eng, srv: srv, url: url, site: fixturetest.Start(t)}
+	stk := stacktest.Start(t, stacktest.Config{LaunchTimeout: limit})
+	// The server closes before the dispatcher and the browser it drives.
+	srv, url := serve(t, Config{Surface: stk.Dispatcher(t), Engine: stk.Engine, Version: "test"})
+	return &chromiumWorld{ctx: ctx, stk: stk, eng: stk.Engine, srv: srv, url: url, site: stk.Site(t)}
 }
 
 // effects counts the requests that reached the site, less the favicon,
@@ -89,38 +70,7 @@ func (w *chromiumWorld) effects() int {
 // out the key-ahead guard and approves.
 func (w *chromiumWorld) approve(t *testing.T, kind consent.ReviewKind) {
 	t.Helper()
-	changes, stop := w.eng.Changes()
-	defer stop()
-	for {
-		st := w.eng.Snapshot()
-		if f := st.Focused; f != nil {
-			if f.Kind != kind || f.Origin != w.site.URL {
-				t.Fatalf("review on screen is %s for %s, want %s for %s", f.Kind, f.Origin, kind, w.site.URL)
-			}
-			if wait := time.Until(f.ShownAt.Add(e2eDelay)); wait > 0 {
-				<-time.After(wait)
-			}
-			err := w.eng.Decide(f.ID, true)
-			if errors.Is(err, consent.ErrTooEarly) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("decide %s: %v", f.ID, err)
-			}
-			return
-		}
-		if len(st.Queue) > 0 {
-			r := st.Queue[0]
-			if st.Selection.Conversation != r.Conversation || st.Selection.Tab != r.Tab {
-				w.eng.Select(r.Conversation, r.Tab)
-			}
-		}
-		select {
-		case <-changes:
-		case <-w.ctx.Done():
-			t.Fatalf("no %s review came; queue %+v", kind, st.Queue)
-		}
-	}
+	w.stk.Operator(t, w.ctx).SelectingQueued().Approve(kind, w.site.URL)
 }
 
 // call runs a tool that must answer without any review.
@@ -269,8 +219,8 @@ func TestConversationsOverRealChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	secretA := w.srv.DefaultToken().Secret
-	a := connect(t, w.url, secretA, sessionlessVersion, "agent-a")
-	b := connect(t, w.url, tokB.Secret, sessionlessVersion, "agent-b")
+	a := stacktest.Connect(t, w.url, secretA, sessionlessVersion, "agent-a")
+	b := stacktest.Connect(t, w.url, tokB.Secret, sessionlessVersion, "agent-b")
 
 	tabA := w.open(t, a)
 	obsA, pingA := w.observe(t, a, tabA)
@@ -288,8 +238,8 @@ func TestConversationsOverRealChromium(t *testing.T) {
 	}
 
 	// Two stateful sessions on token A: two more conversations.
-	s1 := connect(t, w.url, secretA, statefulVersion, "session-1")
-	s2 := connect(t, w.url, secretA, statefulVersion, "session-2")
+	s1 := stacktest.Connect(t, w.url, secretA, statefulVersion, "session-1")
+	s2 := stacktest.Connect(t, w.url, secretA, statefulVersion, "session-2")
 	if got := w.tabsOf(t, s1); len(got) != 0 {
 		t.Errorf("a new session lists its token's sessionless tabs: %v", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 func TestEndpointRoundTripAndModes(t *testing.T) {
@@ -119,7 +120,7 @@ func TestStartStopsWithContext(t *testing.T) {
 	// A live conversation, so that the close the context starts has a
 	// witness of its own: Close below would otherwise do all the work and
 	// the test would pass with the context ignored.
-	callTool(t, connect(t, url, s.DefaultToken().Secret, sessionlessVersion, "ctx-bound"), "browser_tabs", nil)
+	stacktest.CallTool(t, stacktest.Connect(t, url, s.DefaultToken().Secret, sessionlessVersion, "ctx-bound"), "browser_tabs", nil)
 	conv := surface.Calls()[0].Conv
 	cancel()
 	waitState(t, eng, "the conversation ended by the context alone", func(st consent.State) bool { return !hasConv(conv)(st) })

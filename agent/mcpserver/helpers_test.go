@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -153,6 +151,15 @@ func startServerWith(t *testing.T, tune func(*Config)) *testServer {
 	if tune != nil {
 		tune(&cfg)
 	}
+	s, url := serve(t, cfg)
+	return &testServer{Server: s, url: url, secret: s.DefaultToken().Secret, engine: eng, audit: mem, surface: fs}
+}
+
+// serve starts a server from cfg and returns it with its endpoint; it
+// closes at t's cleanup, before what it was given (cleanups run last-in
+// first-out).
+func serve(t *testing.T, cfg Config) (*Server, string) {
+	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -162,61 +169,7 @@ func startServerWith(t *testing.T, tune func(*Config)) *testServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &testServer{Server: s, url: url, secret: s.DefaultToken().Secret, engine: eng, audit: mem, surface: fs}
-}
-
-// bearer adds an Authorization header to every request.
-type bearer struct {
-	secret string
-	base   http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	if b.secret != "" {
-		r.Header.Set("Authorization", "Bearer "+b.secret)
-	}
-	base := b.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return base.RoundTrip(r)
-}
-
-// connect opens an SDK client session; version picks the protocol
-// (statefulVersion or sessionlessVersion).
-func connect(t *testing.T, url, secret, version, clientName string) *mcp.ClientSession {
-	t.Helper()
-	cs, err := dial(url, secret, version, clientName)
-	if err != nil {
-		t.Fatalf("connect %s: %v", version, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		t.Fatalf("negotiated protocol %q, want %q", got, version)
-	}
-	return cs
-}
-
-func dial(url, secret, version, clientName string) (*mcp.ClientSession, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1.0"}, nil)
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:   url,
-		HTTPClient: &http.Client{Transport: bearer{secret: secret}},
-		MaxRetries: -1,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
-}
-
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	return res
+	return s, url
 }
 
 // waitState waits (on the engine's change signal, never by polling a clock)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // rawSession opens a stateful session by hand and makes one browser_tabs
@@ -77,7 +78,7 @@ func TestCallInFlightKeepsSessionAlive(t *testing.T) {
 	const idle = time.Second
 	ts := startServerWith(t, func(c *Config) { c.SessionIdleTimeout = idle })
 	ts.surface.Block("browser_act")
-	cs := connect(t, ts.url, ts.secret, statefulVersion, "patient")
+	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "patient")
 	done := make(chan error, 1)
 	go func() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_act",
@@ -104,8 +105,8 @@ func TestCallInFlightKeepsSessionAlive(t *testing.T) {
 // timeout.
 func TestDeleteIsAuditedAsTheClients(t *testing.T) {
 	ts := startServer(t)
-	cs := connect(t, ts.url, ts.secret, statefulVersion, "tidy")
-	callTool(t, cs, "browser_tabs", nil)
+	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "tidy")
+	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	conv := ts.surface.Calls()[0].Conv
 	if err := cs.Close(); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // An in-memory connection is a conversation of its own, through the same
@@ -25,12 +26,12 @@ func TestInMemoryConnectionIsItsOwnConversation(t *testing.T) {
 	if im.Conversation() != "" {
 		t.Fatal("a conversation exists before the first call")
 	}
-	http := connect(t, ts.url, ts.secret, sessionlessVersion, "http-agent")
+	http := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "http-agent")
 
 	if _, err := im.Session.CallTool(ctx, &mcp.CallToolParams{Name: "browser_tabs", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
-	callTool(t, http, "browser_tabs", map[string]any{})
+	stacktest.CallTool(t, http, "browser_tabs", map[string]any{})
 	conv := im.Conversation()
 	if conv == "" {
 		t.Fatal("no conversation after the first call")

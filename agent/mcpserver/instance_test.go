@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // instanceHeader adds the relay's per-process instance id to every request.
@@ -28,7 +29,7 @@ func dialInstance(t *testing.T, url, secret, instance string) *mcp.ClientSession
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: instanceHeader{id: instance, base: bearer{secret: secret}}}}
+		HTTPClient: &http.Client{Transport: instanceHeader{id: instance, base: stacktest.Bearer{Secret: secret}}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: sessionlessVersion})
@@ -44,7 +45,7 @@ func dialInstance(t *testing.T, url, secret, instance string) *mcp.ClientSession
 func convOfCall(t *testing.T, ts *testServer, cs *mcp.ClientSession) consent.ConversationID {
 	t.Helper()
 	n := len(ts.surface.Calls())
-	callTool(t, cs, "browser_tabs", nil)
+	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	calls := ts.surface.Calls()
 	if len(calls) != n+1 {
 		t.Fatal("the call did not reach the Surface")
@@ -67,7 +68,7 @@ func TestSessionlessInstancesAreConversations(t *testing.T) {
 		t.Fatalf("instance a moved from %s to %s", ca, again)
 	}
 	// A malformed instance id is no instance: the token's own conversation.
-	plain := connect(t, ts.url, ts.secret, sessionlessVersion, "plain")
+	plain := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "plain")
 	odd := dialInstance(t, ts.url, ts.secret, strings.Repeat("x", 65))
 	if cp, co := convOfCall(t, ts, plain), convOfCall(t, ts, odd); cp != co || cp == ca || cp == cb {
 		t.Fatalf("conversations: plain %s, malformed instance %s, a %s, b %s", cp, co, ca, cb)

@@ -16,6 +16,7 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 var bothVersions = []string{sessionlessVersion, statefulVersion}
@@ -25,7 +26,7 @@ func TestListToolsPublishesSpecsWithSchemasAndHints(t *testing.T) {
 	readOnly := map[string]bool{"browser_tabs": true, "browser_observe": true, "browser_verify": true, "webmcp_list_tools": true}
 	for _, v := range bothVersions {
 		t.Run(v, func(t *testing.T) {
-			cs := connect(t, ts.url, ts.secret, v, "lister")
+			cs := stacktest.Connect(t, ts.url, ts.secret, v, "lister")
 			res, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -67,8 +68,8 @@ func TestCallTabsCarriesResultAndConversation(t *testing.T) {
 	ts := startServer(t)
 	for _, v := range bothVersions {
 		t.Run(v, func(t *testing.T) {
-			cs := connect(t, ts.url, ts.secret, v, "claude-code")
-			res := callTool(t, cs, "browser_tabs", nil)
+			cs := stacktest.Connect(t, ts.url, ts.secret, v, "claude-code")
+			res := stacktest.CallTool(t, cs, "browser_tabs", nil)
 			if res.IsError {
 				t.Fatalf("isError on success: %+v", res)
 			}
@@ -118,7 +119,7 @@ func TestConversationIdentity(t *testing.T) {
 	convOf := func(cs *mcp.ClientSession) consent.ConversationID {
 		t.Helper()
 		n := len(ts.surface.Calls())
-		callTool(t, cs, "browser_tabs", nil)
+		stacktest.CallTool(t, cs, "browser_tabs", nil)
 		calls := ts.surface.Calls()
 		if len(calls) != n+1 {
 			t.Fatalf("surface calls %d → %d, want one more", n, len(calls))
@@ -127,23 +128,23 @@ func TestConversationIdentity(t *testing.T) {
 	}
 
 	t.Run("different tokens, different conversations", func(t *testing.T) {
-		a := convOf(connect(t, ts.url, ts.secret, sessionlessVersion, "a"))
-		b := convOf(connect(t, ts.url, other.Secret, sessionlessVersion, "b"))
+		a := convOf(stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "a"))
+		b := convOf(stacktest.Connect(t, ts.url, other.Secret, sessionlessVersion, "b"))
 		if a == b {
 			t.Fatalf("two tokens share conversation %s", a)
 		}
 	})
 	t.Run("sessionless calls on one token share one", func(t *testing.T) {
-		c1 := connect(t, ts.url, ts.secret, sessionlessVersion, "a")
-		c2 := connect(t, ts.url, ts.secret, sessionlessVersion, "a-again")
+		c1 := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "a")
+		c2 := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "a-again")
 		first, second, third := convOf(c1), convOf(c1), convOf(c2)
 		if first != second || first != third {
 			t.Fatalf("sessionless calls on one token got %s, %s, %s", first, second, third)
 		}
 	})
 	t.Run("two stateful sessions on one token, two conversations", func(t *testing.T) {
-		s1 := connect(t, ts.url, ts.secret, statefulVersion, "s1")
-		s2 := connect(t, ts.url, ts.secret, statefulVersion, "s2")
+		s1 := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "s1")
+		s2 := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "s2")
 		if s1.ID() == "" || s2.ID() == "" || s1.ID() == s2.ID() {
 			t.Fatalf("session ids %q, %q", s1.ID(), s2.ID())
 		}
@@ -154,7 +155,7 @@ func TestConversationIdentity(t *testing.T) {
 		if a1 == b {
 			t.Fatalf("two sessions share conversation %s", a1)
 		}
-		sessionless := convOf(connect(t, ts.url, ts.secret, sessionlessVersion, "x"))
+		sessionless := convOf(stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "x"))
 		if sessionless == a1 || sessionless == b {
 			t.Fatalf("a session shares the token's sessionless conversation %s", sessionless)
 		}
@@ -163,8 +164,8 @@ func TestConversationIdentity(t *testing.T) {
 
 func TestSessionEndRemovesConversationAndLaterCallsNeverDispatch(t *testing.T) {
 	ts := startServer(t)
-	cs := connect(t, ts.url, ts.secret, statefulVersion, "short-lived")
-	callTool(t, cs, "browser_tabs", nil)
+	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "short-lived")
+	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	conv := ts.surface.Calls()[0].Conv
 	waitState(t, ts.engine, "conversation registered", hasConv(conv))
 	sessionID := cs.ID()
@@ -236,11 +237,11 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keep := connect(t, ts.url, ts.secret, v, "survivor")
-			callTool(t, keep, "browser_tabs", nil)
+			keep := stacktest.Connect(t, ts.url, ts.secret, v, "survivor")
+			stacktest.CallTool(t, keep, "browser_tabs", nil)
 			survivor := ts.surface.Calls()[0].Conv
 
-			cs := connect(t, ts.url, tok.Secret, v, "doomed-client")
+			cs := stacktest.Connect(t, ts.url, tok.Secret, v, "doomed-client")
 			ts.surface.Block("browser_act")
 			type outcome struct {
 				res *mcp.CallToolResult
@@ -292,8 +293,8 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 
 func TestImageAndErrorResults(t *testing.T) {
 	ts := startServer(t)
-	cs := connect(t, ts.url, ts.secret, sessionlessVersion, "viewer")
-	res := callTool(t, cs, "browser_observe", map[string]any{"includeImage": true})
+	cs := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "viewer")
+	res := stacktest.CallTool(t, cs, "browser_observe", map[string]any{"includeImage": true})
 	if len(res.Content) != 2 {
 		t.Fatalf("observe with image: %d content blocks, want text + image", len(res.Content))
 	}
@@ -302,7 +303,7 @@ func TestImageAndErrorResults(t *testing.T) {
 		t.Fatalf("image block = %#v", res.Content[1])
 	}
 
-	res = callTool(t, cs, "browser_act", map[string]any{"observationId": "obs-used", "action": map[string]any{"type": "click", "ref": "e1"}})
+	res = stacktest.CallTool(t, cs, "browser_act", map[string]any{"observationId": "obs-used", "action": map[string]any{"type": "click", "ref": "e1"}})
 	if !res.IsError {
 		t.Fatalf("a failure envelope arrived without isError")
 	}
@@ -320,10 +321,10 @@ func TestImageAndErrorResults(t *testing.T) {
 
 func TestAuditNeverHoldsInputValues(t *testing.T) {
 	ts := startServer(t)
-	cs := connect(t, ts.url, ts.secret, sessionlessVersion, "typist")
+	cs := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "typist")
 	secretText := "hunter2-typed-text"
-	callTool(t, cs, "browser_act", map[string]any{"observationId": "obs-1", "action": map[string]any{"type": "fill", "ref": "e2", "text": secretText}})
-	callTool(t, cs, "webmcp_call_tool", map[string]any{"toolId": "tool-1", "input": map[string]any{"apiKey": "sk-live-123"}})
+	stacktest.CallTool(t, cs, "browser_act", map[string]any{"observationId": "obs-1", "action": map[string]any{"type": "fill", "ref": "e2", "text": secretText}})
+	stacktest.CallTool(t, cs, "webmcp_call_tool", map[string]any{"toolId": "tool-1", "input": map[string]any{"apiKey": "sk-live-123"}})
 	for _, r := range ts.audit.Records() {
 		b, _ := json.Marshal(r)
 		if bytes.Contains(b, []byte(secretText)) || bytes.Contains(b, []byte("sk-live-123")) || bytes.Contains(b, []byte(ts.secret)) {
@@ -407,8 +408,8 @@ func TestListenIsLoopbackOnly(t *testing.T) {
 
 func TestCloseEndsConversations(t *testing.T) {
 	ts := startServer(t)
-	cs := connect(t, ts.url, ts.secret, statefulVersion, "to-close")
-	callTool(t, cs, "browser_tabs", nil)
+	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "to-close")
+	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	conv := ts.surface.Calls()[0].Conv
 	waitState(t, ts.engine, "conversation registered", hasConv(conv))
 	ts.Close()
@@ -426,7 +427,7 @@ func TestSessionBoundToItsToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, ts.url, ts.secret, statefulVersion, "owner")
+	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "owner")
 	status, _, body := rawRequest{
 		Secret:  other.Secret,
 		Session: cs.ID(),
@@ -445,8 +446,8 @@ func TestSessionBoundToItsToken(t *testing.T) {
 func TestToolCallAuditLeftToTheSurfaceByDefault(t *testing.T) {
 	// The zero value, which the other tests' server turns on.
 	ts := startServerWith(t, func(c *Config) { c.AuditToolCalls = false })
-	cs := connect(t, ts.url, ts.secret, sessionlessVersion, "quiet")
-	callTool(t, cs, "browser_tabs", nil)
+	cs := stacktest.Connect(t, ts.url, ts.secret, sessionlessVersion, "quiet")
+	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	var kinds []audit.Kind
 	for _, r := range ts.audit.Records() {
 		kinds = append(kinds, r.Kind)

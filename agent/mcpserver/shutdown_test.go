@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // drainingSurface is the fake Surface plus agent.Dispatcher's Shutdown: it
@@ -62,7 +63,7 @@ func TestCloseAnswersCallsInFlight(t *testing.T) {
 			}
 			answers := make(chan answer, 2)
 			for _, v := range []string{statefulVersion, sessionlessVersion} {
-				cs := connect(t, ts.url, ts.secret, v, "busy-"+v)
+				cs := stacktest.Connect(t, ts.url, ts.secret, v, "busy-"+v)
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					defer cancel()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // A named token outlives the server that minted it: the store keeps only
@@ -43,11 +44,11 @@ func TestNamedTokensSurviveARestart(t *testing.T) {
 	first.Close()
 
 	second := startServerWith(t, func(c *Config) { c.TokenStore = store })
-	cs := connect(t, second.url, tok.Secret, sessionlessVersion, "after-restart")
-	if res := callTool(t, cs, "browser_tabs", nil); res.IsError {
+	cs := stacktest.Connect(t, second.url, tok.Secret, sessionlessVersion, "after-restart")
+	if res := stacktest.CallTool(t, cs, "browser_tabs", nil); res.IsError {
 		t.Fatalf("the kept token's call failed after the restart: %+v", res)
 	}
-	if _, err := dial(second.url, first.secret, sessionlessVersion, "old-default"); err == nil {
+	if _, err := stacktest.Dial(second.url, first.secret, sessionlessVersion, "old-default"); err == nil {
 		t.Fatal("the first server's default token works after the restart")
 	}
 	if got := second.Tokens(); strings.Join(got, ",") != "claude-code,default" {
@@ -66,8 +67,8 @@ func TestRevokedInTheStoreEndsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, ts.url, tok.Secret, statefulVersion, "codex")
-	callTool(t, cs, "browser_tabs", nil)
+	cs := stacktest.Connect(t, ts.url, tok.Secret, statefulVersion, "codex")
+	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	var conv consent.ConversationID
 	waitState(t, ts.engine, "codex's conversation", func(st consent.State) bool {
 		for _, c := range st.Conversations {
@@ -82,7 +83,7 @@ func TestRevokedInTheStoreEndsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, ts.engine, "the revoked token's conversation to end", func(st consent.State) bool { return !hasConv(conv)(st) })
-	if _, err := dial(ts.url, tok.Secret, sessionlessVersion, "codex-again"); err == nil {
+	if _, err := stacktest.Dial(ts.url, tok.Secret, sessionlessVersion, "codex-again"); err == nil {
 		t.Fatal("a token revoked in the store still connects")
 	}
 
@@ -96,7 +97,7 @@ func TestRevokedInTheStoreEndsAtOnce(t *testing.T) {
 	if kept, _ := ReadTokens(store); len(kept) != 0 {
 		t.Fatalf("still kept after RevokeToken: %+v", kept)
 	}
-	if _, err := dial(ts.url, other.Secret, sessionlessVersion, "gemini"); err == nil {
+	if _, err := stacktest.Dial(ts.url, other.Secret, sessionlessVersion, "gemini"); err == nil {
 		t.Fatal("a revoked token connects")
 	}
 }
@@ -111,8 +112,8 @@ func TestTokensSharedByTwoServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, b.url, tok.Secret, sessionlessVersion, "opencode")
-	if res := callTool(t, cs, "browser_tabs", nil); res.IsError {
+	cs := stacktest.Connect(t, b.url, tok.Secret, sessionlessVersion, "opencode")
+	if res := stacktest.CallTool(t, cs, "browser_tabs", nil); res.IsError {
 		t.Fatalf("b refused a's kept token: %+v", res)
 	}
 	if _, err := b.MintToken("opencode"); err == nil {

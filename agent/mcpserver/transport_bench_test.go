@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // BenchmarkToolRoundTrip times one tools/call over Streamable HTTP against
@@ -27,7 +28,7 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 	defer s.Close()
 	for _, v := range []string{statefulVersion, sessionlessVersion} {
 		b.Run(v, func(b *testing.B) {
-			cs, err := dial(url, s.DefaultToken().Secret, v, "bench")
+			cs, err := stacktest.Dial(url, s.DefaultToken().Secret, v, "bench")
 			if err != nil {
 				b.Fatal(err)
 			}

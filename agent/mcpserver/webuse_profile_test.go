@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // --tools web_use publishes exactly the one tool, with instructions that
@@ -13,7 +14,7 @@ import (
 func TestWebUseProfilePublishesOneTool(t *testing.T) {
 	ts := startServerWith(t, func(c *Config) { c.Profile = agent.WebUse })
 	webUse, tabs := agent.WebUse.Tools[0].Name, agent.Default.Tools[0].Name
-	cs := connect(t, ts.url, ts.secret, statefulVersion, "web-use")
+	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "web-use")
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,19 @@ func (m *Memory) Records() []audit.Record {
 	return slices.Clone(m.recs)
 }
 
+// Kind returns the records of kind written so far, in order.
+func (m *Memory) Kind(kind audit.Kind) []audit.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []audit.Record
+	for _, r := range m.recs {
+		if r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // WaitFor blocks until a record for which match is true has been written
 // (including one written before the call) and returns the first such
 // record, or returns ctx's error. It lets tests wait on a signal instead of

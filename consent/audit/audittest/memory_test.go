@@ -73,3 +73,23 @@ func TestMemoryWaitFor(t *testing.T) {
 		t.Fatalf("WaitFor on done ctx = %v", err)
 	}
 }
+
+func TestMemoryKind(t *testing.T) {
+	var m Memory
+	for _, r := range []audit.Record{
+		{Kind: audit.KindDecision, Review: "r1"},
+		{Kind: audit.KindReviewShown, Review: "r2"},
+		{Kind: audit.KindDecision, Review: "r3"},
+	} {
+		if err := m.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := m.Kind(audit.KindDecision)
+	if len(got) != 2 || got[0].Review != "r1" || got[1].Review != "r3" {
+		t.Fatalf("Kind(decision) = %+v, want r1 then r3", got)
+	}
+	if n := len(m.Kind(audit.KindSession)); n != 0 {
+		t.Fatalf("Kind(session) = %d records, want none", n)
+	}
+}
