@@ -1,40 +1,21 @@
 package browser
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/logtest"
 )
 
 const (
 	testToken = "fleetTok3n-s3cret"
 	testQuery = "qTok3n-in-the-url"
 )
-
-// syncBuffer is a log sink safe for the Browser's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // noSecret fails when any text holds the token or the URL's query value.
 func noSecret(t *testing.T, where string, texts ...string) {
@@ -53,7 +34,7 @@ func TestAttachTokenTravelsButIsNeverShown(t *testing.T) {
 	f := newFakeCDP(t)
 	f.onlyOnce()
 	g := newFakeGate()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	raw := f.srv.URL + "/?token=" + testQuery
 	ctx := testCtx(t)
 	b, err := Launch(ctx, Options{BrowserURL: raw, BrowserToken: testToken, Gate: g,

@@ -21,30 +21,13 @@ import (
 	"github.com/tabwarden/tabwarden/browser/browsertest"
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/internal/logtest"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
 // reviewDelay is the key-ahead guard; the operator below waits it out.
 const reviewDelay = 20 * time.Millisecond
-
-// syncBuffer is the console's log file: every slog line of the browser and
-// of the process-wide logger lands here.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // world is everything the corpus shares: the origins, the bare Chromium
 // and tabwarden (one engine, one Chromium with the corpus policy).
@@ -65,16 +48,19 @@ type world struct {
 	B               *server
 	bare            *browsertest.Bare
 
+	stk       *stacktest.Stack
 	eng       *consent.Engine
 	br        *browser.Browser
 	pol       *policy.Policy
 	auditPath string
 	audit     *audit.FileLog
-	appLog    *syncBuffer
-	logger    *slog.Logger
-	op        *operator
-	dir       string
-	nonce     string // makes each run's secrets unique
+	// appLog is the console's log file: every slog line of the browser
+	// and of the process-wide logger lands here.
+	appLog *logtest.Buffer
+	logger *slog.Logger
+	op     *operator
+	dir    string
+	nonce  string // makes each run's secrets unique
 
 	// attach, when set, is what the tabwarden side attaches to instead
 	// of launching a Chromium (the corpus in attach mode).
@@ -98,6 +84,7 @@ type world struct {
 // and the operator who approves origin A only.
 type twSide struct {
 	name string
+	stk  *stacktest.Stack
 	eng  *consent.Engine
 	br   *browser.Browser
 	pol  *policy.Policy
@@ -118,16 +105,10 @@ func (w *world) openSide(t *testing.T) *twSide {
 		if s.pol, w.openErr = policy.Parse("corpus-open.json", raw); w.openErr != nil {
 			return
 		}
-		s.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit})
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s.br, w.openErr = browser.Launch(ctx, browser.Options{
-			Headless: true, ProfileDir: filepath.Join(w.dir, "profile-open"), Gate: s.eng, Policy: s.pol, Logger: w.logger,
-		})
-		if w.openErr != nil {
-			s.eng.Close()
+		if s.stk, w.openErr = stacktest.Launch(w.stackConfig(s.pol, "profile-open", browser.Options{})); w.openErr != nil {
 			return
 		}
+		s.eng, s.br = s.stk.Engine, s.stk.Browser
 		s.op = startOperator(s.eng, w.A.URL)
 		w.open = s
 	})
@@ -135,6 +116,18 @@ func (w *world) openSide(t *testing.T) *twSide {
 		t.Fatalf("the open tabwarden: %v", w.openErr)
 	}
 	return w.open
+}
+
+// stackConfig is one tabwarden of the corpus: policy pol, the shared audit
+// file and log, generous review and op clocks (every wait ends on a
+// signal, not on these), and attach's BrowserURL when set.
+func (w *world) stackConfig(pol *policy.Policy, profile string, attach browser.Options) stacktest.Config {
+	return stacktest.Config{
+		Engine: consent.Config{ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit},
+		Browser: browser.Options{ProfileDir: filepath.Join(w.dir, profile), Policy: pol, Logger: w.logger,
+			BrowserURL: attach.BrowserURL, BrowserToken: attach.BrowserToken},
+		LaunchTimeout: 2 * time.Minute,
+	}
 }
 
 func (w *world) setExtra(caseName, side, key, val string) {
@@ -167,17 +160,13 @@ func TestMain(m *testing.M) {
 func (w *world) close() {
 	if o := w.open; o != nil {
 		o.op.stop()
-		_ = o.br.Close()
-		o.eng.Close()
+		o.stk.Close()
 	}
 	if w.op != nil {
 		w.op.stop()
 	}
-	if w.br != nil {
-		_ = w.br.Close()
-	}
-	if w.eng != nil {
-		w.eng.Close()
+	if w.stk != nil {
+		w.stk.Close()
 	}
 	if w.bare != nil {
 		w.bare.Close()
@@ -208,7 +197,7 @@ func getWorld(t *testing.T) *world {
 // newWorld builds the corpus world; attach's BrowserURL (and token), when
 // set, make the tabwarden side attach there.
 func newWorld(attach browser.Options) (*world, error) {
-	w := &world{appLog: &syncBuffer{}, nonce: fmt.Sprintf("%x", time.Now().UnixNano()), attach: attach}
+	w := &world{appLog: &logtest.Buffer{}, nonce: fmt.Sprintf("%x", time.Now().UnixNano()), attach: attach}
 	var err error
 	for _, p := range []**server{&w.A, &w.N, &w.P, &w.N0, &w.P0, &w.B} {
 		if *p, err = startServer(caseFile, w.expand); err != nil {
@@ -235,21 +224,17 @@ func newWorld(attach browser.Options) (*world, error) {
 		w.close()
 		return nil, err
 	}
-	w.eng = consent.New(consent.Config{ReviewDelay: reviewDelay, ReviewTimeout: 3 * time.Minute, OpDeadline: 3 * time.Minute, Audit: w.audit})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if w.bare, err = browsertest.LaunchBare(ctx); err != nil {
 		w.close()
 		return nil, fmt.Errorf("bare Chromium: %w", err)
 	}
-	w.br, err = browser.Launch(ctx, browser.Options{
-		Headless: true, ProfileDir: filepath.Join(w.dir, "profile"), Gate: w.eng, Policy: w.pol, Logger: w.logger,
-		BrowserURL: attach.BrowserURL, BrowserToken: attach.BrowserToken,
-	})
-	if err != nil {
+	if w.stk, err = stacktest.Launch(w.stackConfig(w.pol, "profile", attach)); err != nil {
 		w.close()
-		return nil, fmt.Errorf("tabwarden Chromium: %w", err)
+		return nil, fmt.Errorf("tabwarden: %w", err)
 	}
+	w.eng, w.br = w.stk.Engine, w.stk.Browser
 	w.op = startOperator(w.eng, w.A.URL, w.B.URL, w.localB())
 	return w, nil
 }

@@ -17,10 +17,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/internal/logtest"
 )
 
 // EnvRequired, when set (CI sets it), makes a missing install a failure
@@ -40,7 +41,7 @@ type Browserless struct {
 	HTTP, WS string
 	Token    string
 	cmd      *exec.Cmd
-	logs     *syncBuffer
+	logs     *logtest.Buffer
 }
 
 // Dir is scripts/browserless of this checkout.
@@ -82,7 +83,7 @@ func Start(t testing.TB, cfg Config) *Browserless {
 		HTTP:  fmt.Sprintf("http://127.0.0.1:%d", port),
 		WS:    fmt.Sprintf("ws://127.0.0.1:%d", port),
 		Token: cfg.Token,
-		logs:  &syncBuffer{},
+		logs:  &logtest.Buffer{},
 	}
 	cmd := exec.CommandContext(context.Background(), node, index)
 	cmd.Dir = dir
@@ -276,23 +277,6 @@ func freePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // killNaming kills, by pid, every process whose command line contains
