@@ -129,7 +129,7 @@ func TestEndedConversationTabsCloseAfterTheGrace(t *testing.T) {
 		t.Fatalf("still ended after closing: %+v", en)
 	}
 	var notes []string
-	for _, r := range records(h.mem, audit.KindSession) {
+	for _, r := range h.mem.Kind(audit.KindSession) {
 		notes = append(notes, r.By+": "+r.Note)
 	}
 	if !slices.Contains(notes, "engine: closing 2 tabs of the ended conversation after 2:00") {
@@ -174,7 +174,7 @@ func TestKeepTabsOfAnEndedConversation(t *testing.T) {
 		t.Fatalf("keep of a live conversation: %v", err)
 	}
 	found := false
-	for _, r := range records(h.mem, audit.KindSession) {
+	for _, r := range h.mem.Kind(audit.KindSession) {
 		found = found || (r.By == "operator" && r.Conversation == "c1" && r.Note == "kept 2 tabs of the ended conversation")
 	}
 	if !found {

@@ -93,7 +93,7 @@ func TestFreezeHoldsUntilTheOperatorClears(t *testing.T) {
 		t.Errorf("freeze events = %+v, want one freeze and one clear of c1's job-a", got)
 	}
 
-	frz, clr := records(h.mem, audit.KindFreeze), records(h.mem, audit.KindFreezeCleared)
+	frz, clr := h.mem.Kind(audit.KindFreeze), h.mem.Kind(audit.KindFreezeCleared)
 	if len(frz) != 1 || frz[0].Conversation != "c1" || frz[0].Note != "job-a" || frz[0].Code != string(errcode.JobUnknown) || frz[0].By != "engine" || frz[0].Time.IsZero() {
 		t.Errorf("freeze records = %+v", frz)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 )
@@ -238,14 +237,4 @@ func (ev *events) waitFor(t *testing.T, kind EventKind) Event {
 			t.Fatalf("no %s event; got %v", kind, ev.kinds())
 		}
 	}
-}
-
-func records(mem *audittest.Memory, kind audit.Kind) []audit.Record {
-	var out []audit.Record
-	for _, r := range mem.Records() {
-		if r.Kind == kind {
-			out = append(out, r)
-		}
-	}
-	return out
 }

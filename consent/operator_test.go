@@ -30,7 +30,7 @@ func TestDecideAsFirstDecisionWins(t *testing.T) {
 		t.Fatalf("second decision: %v", err)
 	}
 	wantCode(t, result(t, ch), errcode.UserDenied)
-	recs := records(h.mem, audit.KindDecision)
+	recs := h.mem.Kind(audit.KindDecision)
 	if len(recs) != 1 || recs[0].Decision != "denied" || recs[0].By != "operator" ||
 		recs[0].Operator != "ana" || recs[0].KeyFingerprint != "SHA256:ana" {
 		t.Fatalf("decision records %+v", recs)
@@ -50,7 +50,7 @@ func TestDecideIsLocal(t *testing.T) {
 	if err := result(t, ch); err != nil {
 		t.Fatal(err)
 	}
-	recs := records(h.mem, audit.KindDecision)
+	recs := h.mem.Kind(audit.KindDecision)
 	if len(recs) != 1 || recs[0].Operator != "local" || recs[0].KeyFingerprint != "" {
 		t.Fatalf("decision records %+v", recs)
 	}
@@ -68,7 +68,7 @@ func TestKeyAheadGuardPerScreen(t *testing.T) {
 	if !errors.Is(err, ErrTooEarly) {
 		t.Fatalf("decision right after the review reached the screen: %v", err)
 	}
-	if recs := records(h.mem, audit.KindKeyIgnored); len(recs) != 1 || recs[0].Operator != "bob" {
+	if recs := h.mem.Kind(audit.KindKeyIgnored); len(recs) != 1 || recs[0].Operator != "bob" {
 		t.Fatalf("key ignored records %+v", recs)
 	}
 	// A SeenAt earlier than the engine's own moment does not shorten it.
@@ -95,7 +95,7 @@ func TestTakeOverAsAndResumeByAnother(t *testing.T) {
 	if c := h.e.Snapshot().Conversations[0]; c.Paused || c.PausedBy != "" {
 		t.Fatalf("resumed conversation %+v", c)
 	}
-	to, re := records(h.mem, audit.KindTakeOver), records(h.mem, audit.KindResume)
+	to, re := h.mem.Kind(audit.KindTakeOver), h.mem.Kind(audit.KindResume)
 	if len(to) != 1 || to[0].Operator != "ana" || to[0].KeyFingerprint != "SHA256:ana" {
 		t.Fatalf("take-over records %+v", to)
 	}
@@ -105,7 +105,7 @@ func TestTakeOverAsAndResumeByAnother(t *testing.T) {
 	// The same operator's resume carries no note.
 	_ = h.e.TakeOverAs("c1", ana)
 	_ = h.e.ResumeAs("c1", ana)
-	if re := records(h.mem, audit.KindResume); len(re) != 2 || re[1].Note != "" || re[1].Operator != "ana" {
+	if re := h.mem.Kind(audit.KindResume); len(re) != 2 || re[1].Note != "" || re[1].Operator != "ana" {
 		t.Fatalf("resume records %+v", re)
 	}
 }
@@ -123,13 +123,13 @@ func TestCancelClearFreezeKeepAreAttributed(t *testing.T) {
 	if err := h.e.Cancel("c1"); err != nil {
 		t.Fatal(err)
 	}
-	recs := records(h.mem, audit.KindCancel)
+	recs := h.mem.Kind(audit.KindCancel)
 	if len(recs) != 2 || recs[0].Operator != "ana" || recs[0].KeyFingerprint != "SHA256:ana" ||
 		recs[1].Operator != "local" || recs[1].KeyFingerprint != "" {
 		t.Fatalf("cancel records %+v", recs)
 	}
 	// The review the cancel withdrew names the same operator.
-	if dec := records(h.mem, audit.KindDecision); len(dec) != 1 || dec[0].Decision != "canceled" || dec[0].Operator != "ana" {
+	if dec := h.mem.Kind(audit.KindDecision); len(dec) != 1 || dec[0].Decision != "canceled" || dec[0].Operator != "ana" {
 		t.Fatalf("decision records %+v", dec)
 	}
 	if !hasActivity(h.e.Snapshot(), "canceled by ana: ") {
@@ -142,7 +142,7 @@ func TestCancelClearFreezeKeepAreAttributed(t *testing.T) {
 	if err := h.e.ClearFreezeAs("c1", bob); err != nil {
 		t.Fatal(err)
 	}
-	if recs := records(h.mem, audit.KindFreezeCleared); len(recs) != 1 || recs[0].Operator != "bob" || recs[0].KeyFingerprint != "SHA256:bob" {
+	if recs := h.mem.Kind(audit.KindFreezeCleared); len(recs) != 1 || recs[0].Operator != "bob" || recs[0].KeyFingerprint != "SHA256:bob" {
 		t.Fatalf("freeze cleared records %+v", recs)
 	}
 }

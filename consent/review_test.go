@@ -199,7 +199,7 @@ func TestReviewLeavesScreenAndGuardRestarts(t *testing.T) {
 	if err := result(t, ch); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(records(h.mem, audit.KindReviewShown)); n != 2 {
+	if n := len(h.mem.Kind(audit.KindReviewShown)); n != 2 {
 		t.Fatalf("review shown twice, audited %d", n)
 	}
 }
@@ -224,7 +224,7 @@ func TestKeyAheadGuard(t *testing.T) {
 	if k := ev.waitFor(t, EventKeyIgnored); k.Review == nil || k.Review.ID != r.ID {
 		t.Fatalf("key ignored event %+v", k)
 	}
-	if recs := records(h.mem, audit.KindKeyIgnored); len(recs) != 1 || recs[0].Review != r.ID {
+	if recs := h.mem.Kind(audit.KindKeyIgnored); len(recs) != 1 || recs[0].Review != r.ID {
 		t.Fatalf("key ignored audit %+v", recs)
 	}
 	if err := h.e.Decide("r999", true); !errors.Is(err, ErrNoSuchReview) {
@@ -244,7 +244,7 @@ func TestFocusedReviewTimesOut(t *testing.T) {
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	h.focused("t1")
 	wantCode(t, result(t, ch), errcode.Timeout)
-	recs := records(h.mem, audit.KindDecision)
+	recs := h.mem.Kind(audit.KindDecision)
 	if len(recs) != 1 || recs[0].Decision != "timeout" || recs[0].By != "engine" {
 		t.Fatalf("decision audit %+v", recs)
 	}
@@ -267,7 +267,7 @@ func TestHeldRequestWithoutOpNeedsAttention(t *testing.T) {
 	if ce.Next != errcode.NextReview {
 		t.Fatalf("next %q", ce.Next)
 	}
-	if recs := records(h.mem, audit.KindDecision); len(recs) != 1 || recs[0].Decision != "needs_attention" {
+	if recs := h.mem.Kind(audit.KindDecision); len(recs) != 1 || recs[0].Decision != "needs_attention" {
 		t.Fatalf("audit %+v", recs)
 	}
 }
@@ -423,10 +423,10 @@ func TestTakeOverRevokesAndPauses(t *testing.T) {
 	if err := e.TakeOver("nobody"); !errors.Is(err, ErrUnknownConversation) {
 		t.Fatalf("unknown conversation: %v", err)
 	}
-	if len(records(h.mem, audit.KindTakeOver)) != 1 || len(records(h.mem, audit.KindResume)) != 1 {
+	if len(h.mem.Kind(audit.KindTakeOver)) != 1 || len(h.mem.Kind(audit.KindResume)) != 1 {
 		t.Fatal("take-over and resume must be audited")
 	}
-	recs := records(h.mem, audit.KindDecision)
+	recs := h.mem.Kind(audit.KindDecision)
 	if last := recs[len(recs)-1]; last.Decision != "paused" || last.By != "operator" {
 		t.Fatalf("decision %+v", last)
 	}
@@ -484,7 +484,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal("cancel does not pause")
 	}
 	ev.waitFor(t, EventCancel)
-	if len(records(h.mem, audit.KindCancel)) != 1 {
+	if len(h.mem.Kind(audit.KindCancel)) != 1 {
 		t.Fatal("cancel must be audited")
 	}
 }
@@ -671,7 +671,7 @@ func TestFirstDecisionWins(t *testing.T) {
 		t.Fatalf("%d decisions won", wins)
 	}
 	askErr := result(t, ch)
-	if recs := records(h.mem, audit.KindDecision); len(recs) != 1 ||
+	if recs := h.mem.Kind(audit.KindDecision); len(recs) != 1 ||
 		(recs[0].Decision == "approved") != (askErr == nil) {
 		t.Fatalf("one decision, matching the ask: %+v / %v", recs, askErr)
 	}
@@ -773,7 +773,7 @@ func TestCoveredPendingReviewsApproveWithTheGrant(t *testing.T) {
 		t.Fatalf("the thread grant covers the queued review: %v", err)
 	}
 	var byEngine bool
-	for _, r := range records(h.mem, audit.KindDecision) {
+	for _, r := range h.mem.Kind(audit.KindDecision) {
 		byEngine = byEngine || (r.Decision == "approved" && r.By == "engine")
 	}
 	if !byEngine {

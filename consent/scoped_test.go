@@ -152,11 +152,11 @@ func TestScopedGrantCoversOnlyItsClassOriginAndConversation(t *testing.T) {
 		t.Fatalf("remaining %s, want %s", got, DefaultGrantWindow)
 	}
 	// Audited: the grant with who gave it, each covered step with its id.
-	given := records(h.mem, audit.KindGrant)
+	given := h.mem.Kind(audit.KindGrant)
 	if len(given) != 1 || given[0].Grant != id || given[0].Operator != "ana" || given[0].KeyFingerprint != "SHA256:x" {
 		t.Fatalf("grant records: %+v", given)
 	}
-	uses := records(h.mem, audit.KindGrantUse)
+	uses := h.mem.Kind(audit.KindGrantUse)
 	if len(uses) != 2 || uses[0].Grant != id || uses[0].Action != "click" || uses[0].Origin != "https://shop.test" {
 		t.Fatalf("grant_use records: %+v", uses)
 	}
@@ -246,7 +246,7 @@ func TestNeverGrantableStepsAlwaysAsk(t *testing.T) {
 			t.Fatalf("%s: ran without a review after a", name)
 		}
 	}
-	if n := len(records(h.mem, audit.KindGrant)); n != 0 {
+	if n := len(h.mem.Kind(audit.KindGrant)); n != 0 {
 		t.Fatalf("%d grants given for never-grantable steps", n)
 	}
 	// A plain fill is grantable, and that grant does not reach a card field.
@@ -273,7 +273,7 @@ func TestScopedGrantEndsWithItsWindow(t *testing.T) {
 	if st := h.e.Snapshot(); len(st.Grants) != 0 {
 		t.Fatalf("expired grant still listed: %+v", st.Grants)
 	}
-	if ex := records(h.mem, audit.KindGrantExpired); len(ex) != 1 || ex[0].Grant != id {
+	if ex := h.mem.Kind(audit.KindGrantExpired); len(ex) != 1 || ex[0].Grant != id {
 		t.Fatalf("expiry records: %+v", ex)
 	}
 }
@@ -329,7 +329,7 @@ func TestScopedGrantRevocations(t *testing.T) {
 			if st := h.e.Snapshot(); len(st.Grants) != 0 {
 				t.Fatalf("grant outlived %s: %+v", name, st.Grants)
 			}
-			rv := records(h.mem, audit.KindGrantRevoked)
+			rv := h.mem.Kind(audit.KindGrantRevoked)
 			if len(rv) != 1 || rv[0].Grant != id {
 				t.Fatalf("revoke records: %+v", rv)
 			}
@@ -356,7 +356,7 @@ func TestScopedGrantRevocations(t *testing.T) {
 		if st := h.e.Snapshot(); len(st.Grants) != 0 {
 			t.Fatalf("grant outlived its conversation: %+v", st.Grants)
 		}
-		if rv := records(h.mem, audit.KindGrantRevoked); len(rv) != 1 || rv[0].Grant != id {
+		if rv := h.mem.Kind(audit.KindGrantRevoked); len(rv) != 1 || rv[0].Grant != id {
 			t.Fatalf("revoke records: %+v", rv)
 		}
 		if _, ok := h.coveredNow(click("c1", "t9", "https://shop.test")); ok {

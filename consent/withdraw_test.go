@@ -45,7 +45,7 @@ func TestGoneCallerWithdrawsWithReason(t *testing.T) {
 			if err := h.e.Decide(r.ID, true); !errors.Is(err, ErrNoSuchReview) {
 				t.Fatalf("approving the withdrawn review: %v, want ErrNoSuchReview", err)
 			}
-			recs := records(h.mem, audit.KindDecision)
+			recs := h.mem.Kind(audit.KindDecision)
 			if len(recs) != 1 || recs[0].Decision != "canceled" || recs[0].Review != r.ID ||
 				!strings.HasPrefix(recs[0].Note, "withdrawn: ") || !strings.Contains(recs[0].Note, gone.Error()) {
 				t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
@@ -74,7 +74,7 @@ func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
 	op.endLocked()
 	h.e.mu.Unlock()
 	wantCode(t, result(t, ch), errcode.Canceled)
-	recs := records(h.mem, audit.KindDecision)
+	recs := h.mem.Kind(audit.KindDecision)
 	if len(recs) != 1 || recs[0].Review != r.ID || recs[0].Decision != "canceled" || !strings.Contains(recs[0].Note, gone.Error()) {
 		t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
 	}
@@ -86,7 +86,7 @@ func TestEngineResolutionsAreNotWithdrawals(t *testing.T) {
 	h := newHarness(t, Config{ReviewTimeout: tTimeout}).std()
 	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
 	wantCode(t, result(t, ch), errcode.Timeout)
-	for _, r := range records(h.mem, audit.KindDecision) {
+	for _, r := range h.mem.Kind(audit.KindDecision) {
 		if r.Note != "" {
 			t.Fatalf("a timed-out review is noted %q", r.Note)
 		}

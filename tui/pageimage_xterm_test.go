@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/tabwarden/tabwarden/internal/displaytest"
 )
 
 // TestMain runs the xterm test's screen when the test binary is started
@@ -69,37 +70,13 @@ func xtermScreen(out string) int {
 // the panel's title), a solid rectangle, not cells of half-blocks. Hiding
 // the view takes it off the screen.
 func TestXtermShowsThePageInSixel(t *testing.T) {
-	for _, bin := range []string{"xterm", "Xvfb"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed; CI installs it (scripts/deps.sh)", bin)
-			}
-			t.Skipf("%s is not installed (make deps installs it)", bin)
-		}
-	}
+	displaytest.Need(t, "xterm", "Xvfb")
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
-	// Xvfb keeps its screen in dir/Xvfb_screen0 (XWD) and says its
-	// display number on the pipe.
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	xvfb := exec.CommandContext(ctx, "Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-fbdir", dir, "-nolisten", "tcp")
-	xvfb.ExtraFiles = []*os.File{w}
-	if err := xvfb.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = w.Close()
-	t.Cleanup(func() { _ = xvfb.Process.Kill(); _ = xvfb.Wait() })
-	line, err := bufio.NewReader(r).ReadString('\n')
-	_ = r.Close()
-	if err != nil {
-		t.Fatalf("Xvfb gave no display: %v", err)
-	}
-	display := ":" + strings.TrimSpace(line)
+	// Xvfb keeps its screen in dir/Xvfb_screen0 (XWD).
+	display := displaytest.Xvfb(t, "1280x800x24", "-fbdir", dir)
 
 	result := filepath.Join(dir, "protocol")
 	xt := exec.CommandContext(ctx, "xterm", "-display", display, "-geometry", "120x40+0+0",
@@ -130,6 +107,7 @@ func TestXtermShowsThePageInSixel(t *testing.T) {
 	var box image.Rectangle
 	var n int
 	var scr image.Image
+	var err error
 	for {
 		scr, err = readXWD(filepath.Join(dir, "Xvfb_screen0"))
 		if err == nil {

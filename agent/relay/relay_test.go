@@ -17,6 +17,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest/servetest"
 )
 
 // recorder is a Surface that answers browser_tabs and records callers.
@@ -47,15 +48,8 @@ func console(t *testing.T) (*mcpserver.Server, *consent.Engine, *recorder) {
 	eng := consent.New(consent.Config{})
 	t.Cleanup(eng.Close)
 	rec := &recorder{}
-	s, err := mcpserver.New(mcpserver.Config{Surface: rec, Engine: eng, PublishEndpoint: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, eng, rec
+	s := servetest.StartConfig(t, context.Background(), mcpserver.Config{Surface: rec, Engine: eng, PublishEndpoint: true})
+	return s.Server, eng, rec
 }
 
 // hostOverStdio runs Run on pipes and connects an SDK client to its stdio,

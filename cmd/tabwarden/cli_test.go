@@ -17,6 +17,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/internal/displaytest"
 )
 
 // The CLI is tested as operators and scripts use it: one binary, built once,
@@ -443,7 +444,7 @@ func TestDoctorDisplayNobodyServes(t *testing.T) {
 
 // A display that answers (a real Xvfb) passes, and says it was opened.
 func TestDoctorDisplayOpened(t *testing.T) {
-	display := startXvfb(t)
+	display := displaytest.Xvfb(t, "")
 	r := run(t, []string{"DISPLAY=" + display}, "doctor", "--chromium", fakeChromium(t))
 	contains(t, "doctor", r.stdout, "✓ display", "DISPLAY="+display+" (opened)")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/dom"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/tui"
 )
 
@@ -135,15 +136,7 @@ func BenchmarkGateLatency(b *testing.B) {
 	vs := &viewState{seen: make(chan time.Time, 1)}
 	tm := teatest.NewTestModel(b, viewClock{inner: m, needle: "Allow this action?", state: vs}, teatest.WithInitialTermSize(120, 40))
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: agents.server.URL(), MaxRetries: -1,
-		HTTPClient: jClient(agents.server.DefaultToken().Secret),
-	}, &mcp.ClientSessionOptions{ProtocolVersion: sessionlessProtocol})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := stacktest.Connect(b, agents.server.URL(), agents.server.DefaultToken().Secret, sessionlessProtocol, "bench")
 	call := func(tool string, args map[string]any) *mcp.CallToolResult {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
@@ -282,5 +275,3 @@ func drain(ch chan time.Time) {
 		}
 	}
 }
-
-func jClient(secret string) *http.Client { return &http.Client{Transport: jBearer{secret}} }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +20,8 @@ import (
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/audit/audittest"
+	"github.com/tabwarden/tabwarden/internal/logtest"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/tui"
 )
 
@@ -39,29 +38,6 @@ const journeyDelay = 40 * time.Millisecond
 
 // sessionlessProtocol is MCP 2026-07-28: the conversation is the token.
 const sessionlessProtocol = "2026-07-28"
-
-// jBearer sends the agent token on every request.
-type jBearer struct{ secret string }
-
-func (b jBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.secret)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func jDial(t testing.TB, url, secret, name string) *mcp.ClientSession {
-	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: jBearer{secret}}, MaxRetries: -1}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: sessionlessProtocol})
-	if err != nil {
-		t.Fatalf("connect %s: %v", name, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
 
 // mcpSurface is an agent.Surface over an MCP client session: the demo
 // agent's calls travel the wire like any host's. conv is ignored, as the
@@ -126,7 +102,7 @@ func startJourneyRigTUI(t *testing.T, profile consent.Profile, more func(*jRig, 
 	// The console's components log to slog's default; a test's output
 	// should show the journey, not transport chatter, unless it failed.
 	prev := slog.Default()
-	logs := &jLogBuffer{}
+	logs := &logtest.Buffer{} // the console's log, for a failed journey's report
 	slog.SetDefault(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -171,24 +147,6 @@ func startJourneyRigTUI(t *testing.T, profile consent.Profile, more func(*jRig, 
 	t.Cleanup(m.Close)
 	r.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	return r
-}
-
-// jLogBuffer keeps the console's log for a failed journey's report.
-type jLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *jLogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *jLogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func jPress(s string) tea.KeyPressMsg {
@@ -286,7 +244,7 @@ func walkJourney(t *testing.T, r *jRig, judgeFor func(journeyConvs) func(consent
 	t.Helper()
 	w := r.world
 	before := r.convSet()
-	cs := jDial(t, w.agents.server.URL(), w.agents.server.DefaultToken().Secret, "journey-agent")
+	cs := stacktest.Connect(t, w.agents.server.URL(), w.agents.server.DefaultToken().Secret, sessionlessProtocol, "journey-agent")
 	if res := (mcpSurface{cs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
 		t.Fatalf("browser_tabs: %s", res.JSON())
 	}
@@ -297,7 +255,7 @@ func walkJourney(t *testing.T, r *jRig, judgeFor func(journeyConvs) func(consent
 	if err != nil {
 		t.Fatal(err)
 	}
-	visitor := jDial(t, w.agents.server.URL(), tok.Secret, "journey-visitor")
+	visitor := stacktest.Connect(t, w.agents.server.URL(), tok.Secret, sessionlessProtocol, "journey-visitor")
 
 	psrv, err := mcpserver.New(mcpserver.Config{Surface: w.policyDispatch, Engine: r.eng, Listen: "127.0.0.1:0", Version: "journey"})
 	if err != nil {
@@ -309,7 +267,7 @@ func walkJourney(t *testing.T, r *jRig, judgeFor func(journeyConvs) func(consent
 	}
 	t.Cleanup(psrv.Close)
 	before = r.convSet()
-	pcs := jDial(t, purl, psrv.DefaultToken().Secret, "journey-policy")
+	pcs := stacktest.Connect(t, purl, psrv.DefaultToken().Secret, sessionlessProtocol, "journey-policy")
 	if res := (mcpSurface{pcs}).Call(r.ctx, "", "browser_tabs", nil); res.IsError {
 		t.Fatalf("browser_tabs: %s", res.JSON())
 	}

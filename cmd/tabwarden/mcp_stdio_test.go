@@ -16,6 +16,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest/servetest"
 )
 
 // tabsSurface answers browser_tabs the way an empty console does and counts
@@ -132,17 +133,9 @@ func TestOperatorEndpointRefusesAgentTokens(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	eng := consent.New(consent.Config{})
-	defer eng.Close()
-	s, err := mcpserver.New(mcpserver.Config{Surface: tabsSurface{calls: make(chan string, 1)}, Engine: eng, PublishEndpoint: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ep := mcpserver.Endpoint{URL: url, Operator: s.DefaultToken().Secret}
+	t.Cleanup(eng.Close) // after the server, which closes first
+	s := servetest.StartConfig(t, context.Background(), mcpserver.Config{Surface: tabsSurface{calls: make(chan string, 1)}, Engine: eng, PublishEndpoint: true})
+	ep := mcpserver.Endpoint{URL: s.URL, Operator: s.Secret}
 	if _, err := mcpserver.RequestToken(context.Background(), ep, "sneaky"); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("minting with an agent token: %v", err)
 	}
@@ -170,13 +163,6 @@ func publishedConsole(t *testing.T) (home string, s *mcpserver.Server, surface t
 	eng := consent.New(consent.Config{})
 	t.Cleanup(eng.Close)
 	surface = tabsSurface{calls: make(chan string, 4)}
-	s, err := mcpserver.New(mcpserver.Config{Surface: surface, Engine: eng, PublishEndpoint: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s = servetest.StartConfig(t, context.Background(), mcpserver.Config{Surface: surface, Engine: eng, PublishEndpoint: true}).Server
 	return home, s, surface
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/internal/displaytest"
 )
 
 // TestXtermBellAndTitle runs the real console in xterm under Xvfb: xterm
@@ -24,34 +25,11 @@ func TestXtermBellAndTitle(t *testing.T) {
 }
 
 func xtermBell(t *testing.T, notify string) {
-	for _, bin := range []string{"xterm", "Xvfb", "xprop"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed; CI installs it (scripts/deps.sh)", bin)
-			}
-			t.Skipf("%s is not installed (make deps installs it)", bin)
-		}
-	}
+	displaytest.Need(t, "xterm", "Xvfb", "xprop")
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	xvfb := exec.CommandContext(ctx, "Xvfb", "-displayfd", "3", "-screen", "0", "1024x768x24", "-nolisten", "tcp")
-	xvfb.ExtraFiles = []*os.File{w}
-	if err := xvfb.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = w.Close()
-	t.Cleanup(func() { _ = xvfb.Process.Kill(); _ = xvfb.Wait() })
-	line, err := bufio.NewReader(r).ReadString('\n')
-	_ = r.Close()
-	if err != nil {
-		t.Fatalf("Xvfb gave no display: %v", err)
-	}
-	display := ":" + strings.TrimSpace(line)
+	display := displaytest.Xvfb(t, "1024x768x24")
 
 	script := filepath.Join(dir, "review.jsonl")
 	if err := os.WriteFile(script, []byte(`{"after":"1500ms","conversation":"c1","name":"agent-1","tab":"t1","gate":"navigation","origin":"https://a.test"}`+"\n"), 0o600); err != nil {

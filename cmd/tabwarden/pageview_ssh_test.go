@@ -2,105 +2,24 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
-	gossh "golang.org/x/crypto/ssh"
-
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
-// sshScreen is one operator's SSH session in a terminal emulator.
-type sshScreen struct {
-	t     *testing.T
-	stdin io.Writer
-	mu    sync.Mutex
-	emu   *vt.Emulator
-}
-
-func dialScreen(t *testing.T, addr string, signer gossh.Signer, user string) *sshScreen {
-	t.Helper()
-	client, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{
-		User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	sess, err := client.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = sess.Setenv("COLORTERM", "truecolor")
-	if err := sess.RequestPty("xterm-256color", 40, 120, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	stdin, _ := sess.StdinPipe()
-	stdout, _ := sess.StdoutPipe()
-	s := &sshScreen{t: t, stdin: stdin, emu: vt.NewEmulator(120, 40)}
-	go func() { _, _ = io.Copy(io.Discard, s.emu) }()
-	go func() {
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := stdout.Read(buf)
-			s.mu.Lock()
-			_, _ = s.emu.Write(buf[:n])
-			s.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	if err := sess.Shell(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func (s *sshScreen) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.emu.String()
-}
-
-func (s *sshScreen) styled() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.emu.Render()
-}
-
-func (s *sshScreen) key(k string) {
-	s.t.Helper()
-	if _, err := io.WriteString(s.stdin, k); err != nil {
-		s.t.Fatal(err)
-	}
+// pressKey types k on the operator's screen and gives the console a
+// moment to draw its answer.
+func pressKey(s *sshtest.Screen, k string) {
+	s.Send(k)
 	time.Sleep(80 * time.Millisecond)
-}
-
-func (s *sshScreen) waitFor(what string, ok func(text, styled string) bool) {
-	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if ok(s.text(), s.styled()) {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the SSH screen never showed %s:\n%s", what, s.text())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // Two operators over SSH: ana's v shows the page on her screen in its
@@ -125,50 +44,39 @@ func TestSSHPageViewPerScreen(t *testing.T) {
 	defer agents.close()
 
 	dir := t.TempDir()
-	var lines []string
-	signers := map[string]gossh.Signer{}
-	for _, name := range []string{"ana", "bob"} {
-		_, priv, _ := ed25519.GenerateKey(rand.Reader)
-		s, err := gossh.NewSignerFromKey(priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		signers[name] = s
-		lines = append(lines, strings.TrimSpace(string(gossh.MarshalAuthorizedKey(s.PublicKey())))+" "+name)
-	}
+	anaKey, bobKey := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "bob")
 	keys := filepath.Join(dir, "operators")
-	if err := os.WriteFile(keys, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sshtest.WriteAuthorizedKeys(t, keys, anaKey, bobKey)
 	srv, err := sshconsole.Start(ctx, eng, sshconsole.Config{Addr: "127.0.0.1:0", AuthorizedKeys: keys, HostKey: filepath.Join(dir, "host_key"), Page: agents.browser})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ana := dialScreen(t, srv.Addr().String(), signers["ana"], "ana")
-	bob := dialScreen(t, srv.Addr().String(), signers["bob"], "bob")
+	colour := map[string]string{"COLORTERM": "truecolor"}
+	ana := sshtest.Attach(t, srv.Addr().String(), anaKey, sshtest.Options{User: "ana", Env: colour})
+	bob := sshtest.Attach(t, srv.Addr().String(), bobKey, sshtest.Options{User: "bob", Env: colour})
 
-	cs := jDial(t, agents.server.URL(), agents.server.DefaultToken().Secret, "ssh-page-agent")
+	cs := stacktest.Connect(t, agents.server.URL(), agents.server.DefaultToken().Secret, sessionlessProtocol, "ssh-page-agent")
 	c := &tmuxConsole{t: t, cs: cs}
 	opened := c.call(ctx, "browser_open", map[string]any{"url": site.URL + "/pageview.html"})
-	ana.waitFor("the navigation review", func(s, _ string) bool { return strings.Contains(s, "Allow origin in this tab") })
+	ana.WaitUntil("the navigation review", func(s, _ string) bool { return strings.Contains(s, "Allow origin in this tab") })
 	time.Sleep(600 * time.Millisecond)
-	ana.key("a")
+	pressKey(ana, "a")
 	pageResult(t, opened)
 
-	ana.key("v")
-	ana.waitFor("the block in half-blocks", func(_, st string) bool {
+	pressKey(ana, "v")
+	ana.WaitUntil("the block in half-blocks", func(_, st string) bool {
 		n, _, _ := blockCells(parseCells(st), 0, 160, 255)
 		return n >= 20
 	})
-	bob.key("i")
-	bob.waitFor("bob's refusal", func(s, _ string) bool { return strings.Contains(s, "only during a take-over") })
-	if strings.Contains(bob.text(), "v hide · i type") {
-		t.Errorf("bob's screen shows ana's page view:\n%s", bob.text())
+	pressKey(bob, "i")
+	bob.WaitUntil("bob's refusal", func(s, _ string) bool { return strings.Contains(s, "only during a take-over") })
+	if strings.Contains(bob.Text(), "v hide · i type") {
+		t.Errorf("bob's screen shows ana's page view:\n%s", bob.Text())
 	}
-	if n, _, _ := blockCells(parseCells(bob.styled()), 0, 160, 255); n != 0 {
+	if n, _, _ := blockCells(parseCells(bob.Styled()), 0, 160, 255); n != 0 {
 		t.Errorf("bob's screen draws %d cells of the page", n)
 	}
-	ana.key("v")
-	ana.waitFor("the view closed", func(s, _ string) bool { return !strings.Contains(s, "v hide · i type") })
+	pressKey(ana, "v")
+	ana.WaitUntil("the view closed", func(s, _ string) bool { return !strings.Contains(s, "v hide · i type") })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // rgb is a true-colour cell colour; set is false for the default.
@@ -314,7 +315,7 @@ func startPageConsole(tb testing.TB, o pageConsole) (c *tmuxConsole, home string
 			tb.Fatalf("the console published no endpoint: %v\n%s", err, c.screen(false))
 		}
 	}
-	c.cs = jDial(tb, ep.URL, ep.Token, o.agent)
+	c.cs = stacktest.Connect(tb, ep.URL, ep.Token, sessionlessProtocol, o.agent)
 	return c, home, ep
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // quit quits the console in its pane (q, and y when it asks) and waits for
@@ -51,7 +52,7 @@ func cli(t *testing.T, home string, args ...string) (string, error) {
 
 func tabsWith(ctx context.Context, url, token string) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1.0"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: jBearer{token}}, MaxRetries: -1}
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stacktest.Bearer{Secret: token}}, MaxRetries: -1}
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: sessionlessProtocol})
 	if err != nil {
 		return err

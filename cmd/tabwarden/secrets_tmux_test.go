@@ -1,119 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/tabwarden/tabwarden/internal/stacktest"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
-
-// rawSSHScreen is an SSH operator's session on the console: every byte it
-// received and the screen those bytes drew.
-type rawSSHScreen struct {
-	mu  sync.Mutex
-	raw bytes.Buffer
-	emu *vt.Emulator
-	in  io.Writer
-}
-
-func (s *rawSSHScreen) text() (raw, screen string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.raw.String(), s.emu.String()
-}
-
-func (s *rawSSHScreen) waitFor(t testing.TB, want string) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if _, scr := s.text(); strings.Contains(scr, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			_, scr := s.text()
-			t.Fatalf("the SSH screen never showed %q:\n%s", want, scr)
-		}
-	}
-}
-
-// sshOperatorKey writes an authorized-keys file naming one operator and
-// returns it with the key's signer.
-func sshOperatorKey(t testing.TB, dir, name string) (string, gossh.Signer) {
-	t.Helper()
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := filepath.Join(dir, "operators")
-	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey()))) + " " + name
-	if err := os.WriteFile(keys, []byte(line+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return keys, signer
-}
-
-func dialSSHScreen(t testing.TB, addr, user string, signer gossh.Signer) *rawSSHScreen {
-	t.Helper()
-	var client *gossh.Client
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		var err error
-		client, err = gossh.Dial("tcp", addr, &gossh.ClientConfig{
-			User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
-			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second,
-		})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ssh %s: %v", addr, err)
-		}
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	sess, err := client.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.RequestPty("xterm-256color", 40, 160, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	s := &rawSSHScreen{emu: vt.NewEmulator(160, 40)}
-	s.in, _ = sess.StdinPipe()
-	stdout, _ := sess.StdoutPipe()
-	go func() { _, _ = io.Copy(io.Discard, s.emu) }()
-	go func() {
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := stdout.Read(buf)
-			s.mu.Lock()
-			s.raw.Write(buf[:n])
-			_, _ = s.emu.Write(buf[:n])
-			s.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	if err := sess.Shell(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func freeLoopbackPort(t testing.TB) string {
 	t.Helper()
@@ -133,15 +37,18 @@ func freeLoopbackPort(t testing.TB) string {
 // audit and every MCP result are searched for each secret.
 func TestTmuxSecretsNeverShown(t *testing.T) {
 	dir := t.TempDir()
-	keys, signer := sshOperatorKey(t, dir, "ana")
+	ana := sshtest.NewKey(t, "ana")
+	keys := filepath.Join(dir, "operators")
+	sshtest.WriteAuthorizedKeys(t, keys, ana)
 	sshAddr := freeLoopbackPort(t)
 	pipe := filepath.Join(dir, "pane.bytes")
 	c, home, ep := startPageConsole(t, pageConsole{
 		name: fmt.Sprintf("twsecret%d", os.Getpid()), cols: 160, rows: 40, agent: "default-agent", pipe: pipe,
 		flags: "--ssh-listen " + sshAddr + " --ssh-authorized-keys " + keys,
 	})
-	ssh := dialSSHScreen(t, sshAddr, "ana", signer)
-	ssh.waitFor(t, "tabwarden")
+	// The console is still starting in tmux: dial until it listens.
+	ssh := sshtest.Attach(t, sshAddr, ana, sshtest.Options{User: "ana", Width: 160, Height: 40, DialFor: 20 * time.Second})
+	ssh.WaitFor("tabwarden")
 
 	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run"))
 	cmd := exec.CommandContext(t.Context(), binPath, "connect", "claude-code", "--json")
@@ -159,7 +66,7 @@ func TestTmuxSecretsNeverShown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var results []string
-	c.cs = jDial(t, minted.URL, minted.Token, "claude-code")
+	c.cs = stacktest.Connect(t, minted.URL, minted.Token, sessionlessProtocol, "claude-code")
 	r := c.openApproved(ctx, c.site.URL+"/e2e/act.html")
 	b, _ := json.Marshal(r)
 	results = append(results, string(b))
@@ -174,17 +81,17 @@ func TestTmuxSecretsNeverShown(t *testing.T) {
 	}
 	// A wrong token is refused; the refusal shows nowhere with a token in it.
 	client := mcp.NewClient(&mcp.Implementation{Name: "wrong-token", Version: "1.0"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: minted.URL, HTTPClient: &http.Client{Transport: jBearer{minted.Token + "x"}}, MaxRetries: -1}
+	tr := &mcp.StreamableClientTransport{Endpoint: minted.URL, HTTPClient: &http.Client{Transport: stacktest.Bearer{Secret: minted.Token + "x"}}, MaxRetries: -1}
 	if bad, err := client.Connect(ctx, tr, nil); err == nil {
 		_ = bad.Close()
 		t.Fatal("a wrong token connected")
 	} else {
 		results = append(results, err.Error())
 	}
-	ssh.waitFor(t, "claude-code")
+	ssh.WaitFor("claude-code")
 	c.waitText("claude-code")
 
-	raw, sshScr := ssh.text()
+	raw, sshScr := ssh.Raw(), ssh.Text()
 	logData, _ := os.ReadFile(filepath.Join(home, "state", "tabwarden", "tabwarden.log"))
 	// The audit is flushed per record; the log may still be in the kernel.
 	auditData, _ := os.ReadFile(filepath.Join(home, "audit.jsonl"))

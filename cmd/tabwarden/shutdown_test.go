@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // The real console, shut down by SIGTERM, SIGINT and `q` `y`, with an approved
@@ -78,20 +78,6 @@ func callAsync(cs *mcp.ClientSession, tool string, args map[string]any) <-chan c
 		ch <- callResult{res: res, err: err, at: time.Now()}
 	}()
 	return ch
-}
-
-func dialConsole(t *testing.T, url, secret, name, version string) *mcp.ClientSession {
-	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: jBearer{secret}}, MaxRetries: -1}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect %s: %v", name, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
 }
 
 func shutdownWithCallsInFlight(t *testing.T, how string) {
@@ -162,7 +148,7 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 
 	// A, stateful: its session review approved, then an act whose click
 	// waits on /slow.
-	a := dialConsole(t, ep.URL, ep.Token, "agent-a", "2025-11-25")
+	a := stacktest.Connect(t, ep.URL, ep.Token, "2025-11-25", "agent-a")
 	opened := callAsync(a, "browser_open", map[string]any{"url": site.URL + "/slow-act.html"})
 	until("A's review on screen", 90*time.Second, func() bool { return shown() == 1 })
 	// `a` until it counts: the key-ahead guard ignores an early one.
@@ -184,9 +170,9 @@ func shutdownWithCallsInFlight(t *testing.T, how string) {
 		fatal("A's open: %v", obj)
 	}
 	// B, stateful, and C, sessionless: each open waits on its review.
-	b := dialConsole(t, ep.URL, ep.Token, "agent-b", "2025-11-25")
+	b := stacktest.Connect(t, ep.URL, ep.Token, "2025-11-25", "agent-b")
 	bOpen := callAsync(b, "browser_open", map[string]any{"url": site.URL + "/index.html?b"})
-	c := dialConsole(t, ep.URL, ep.Token, "agent-c", sessionlessProtocol)
+	c := stacktest.Connect(t, ep.URL, ep.Token, sessionlessProtocol, "agent-c")
 	cOpen := callAsync(c, "browser_open", map[string]any{"url": site.URL + "/index.html?c"})
 	until("both reviews queued", 20*time.Second, func() bool { return strings.Contains(screen(), "Review queue (2)") })
 

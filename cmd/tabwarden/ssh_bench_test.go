@@ -22,6 +22,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 	"github.com/tabwarden/tabwarden/tui/sshconsole"
 )
 
@@ -104,7 +105,7 @@ func BenchmarkMCPReviewOnTenSSHScreens(b *testing.B) {
 
 	screens, closeSSH := benchSSHScreens(ctx, b, eng, 10)
 	defer closeSSH()
-	cs := jDial(b, agents.server.URL(), agents.server.DefaultToken().Secret, "ssh-bench")
+	cs := stacktest.Connect(b, agents.server.URL(), agents.server.DefaultToken().Secret, sessionlessProtocol, "ssh-bench")
 	shown := make(chan time.Time, 64)
 	defer eng.Listen(func(ev consent.Event) {
 		if ev.Kind == consent.EventReviewShown {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // No review waits unseen (design.md §4), on the real console in tmux with two
@@ -36,7 +38,7 @@ func TestTmuxNextAgentsReviewComesUp(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &minted); err != nil {
 		t.Fatal(err)
 	}
-	c.cs = jDial(t, minted.URL, minted.Token, "claude-code")
+	c.cs = stacktest.Connect(t, minted.URL, minted.Token, sessionlessProtocol, "claude-code")
 	opened := c.call(ctx, "browser_open", map[string]any{"url": c.site.URL + "/e2e/act.html?agent=second"})
 	c.waitFor("the second agent's review on screen", 20*time.Second, func(p, _ string) bool {
 		// The panel's own "from" line: nothing else on screen says it.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -9,45 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// startXvfb runs an Xvfb on a display it picks itself (-displayfd, so the
-// test never races its start-up) with extra arguments, and returns
-// ":number". The server dies with the test.
-func startXvfb(t *testing.T, args ...string) string {
-	t.Helper()
-	xvfb, err := exec.LookPath("Xvfb")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("Xvfb is required in CI:", err)
-		}
-		t.Skip("Xvfb not installed")
-	}
-	ready, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	args = append([]string{"-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24"}, args...)
-	srv := exec.CommandContext(t.Context(), xvfb, args...)
-	srv.ExtraFiles = []*os.File{w}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	num := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(ready).ReadString('\n')
-		num <- strings.TrimSpace(line)
-	}()
-	select {
-	case n := <-num:
-		return ":" + n
-	case <-time.After(60 * time.Second):
-		t.Fatal("Xvfb did not report its display")
-		return ""
-	}
-}
+	"github.com/tabwarden/tabwarden/internal/displaytest"
+)
 
 // xauthAdd writes a cookie for display into file with the xauth tool, the
 // way ssh -X and xvfb-run do.
@@ -74,7 +37,7 @@ func TestX11HandshakeCookie(t *testing.T) {
 	xauthAdd(t, serverAuth, ":0", cookie)
 	// -noreset: the server would otherwise regenerate when the last client
 	// leaves and drop the next connection meanwhile.
-	display := startXvfb(t, "-noreset", "-auth", serverAuth)
+	display := displaytest.Xvfb(t, "", "-noreset", "-auth", serverAuth)
 
 	good := filepath.Join(dir, "good")
 	xauthAdd(t, good, display, cookie)

@@ -10,17 +10,19 @@ import (
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 const benchScreens = 10
 
 // waitShown blocks until the screen shows want, checking after each write.
-func (s *screen) waitShown(tb testing.TB, want string) {
+func waitShown(tb testing.TB, s *screen, want string) {
 	deadline := time.NewTimer(waitLimit)
 	defer deadline.Stop()
-	for !strings.Contains(s.text(), want) {
+	for !strings.Contains(s.Text(), want) {
 		select {
-		case <-s.wrote:
+		case <-s.Wrote():
 		case <-deadline.C:
 			tb.Fatalf("screen never showed %q", want)
 		}
@@ -31,15 +33,15 @@ func (s *screen) waitShown(tb testing.TB, want string) {
 // Ask to the review being on every screen (as each terminal shows it).
 // Reports p50/p95 of that latency.
 func BenchmarkReviewOnTenScreens(b *testing.B) {
-	keys := make([]operatorKey, benchScreens)
+	keys := make([]sshtest.Key, benchScreens)
 	for i := range keys {
-		keys[i] = newKey(b, fmt.Sprintf("op%d", i))
+		keys[i] = sshtest.NewKey(b, fmt.Sprintf("op%d", i))
 	}
 	r := newRig(b, keys...)
 	screens := make([]*screen, benchScreens)
 	for i, k := range keys {
 		screens[i] = r.attach(k)
-		screens[i].waitShown(b, "agent-one")
+		waitShown(b, screens[i], "agent-one")
 	}
 	var lat []time.Duration
 	b.ResetTimer()
@@ -48,7 +50,7 @@ func BenchmarkReviewOnTenScreens(b *testing.B) {
 		start := time.Now()
 		ch := ask(r.eng, nav(origin))
 		for _, s := range screens {
-			s.waitShown(b, origin+" ")
+			waitShown(b, s, origin+" ")
 		}
 		lat = append(lat, time.Since(start))
 		b.StopTimer()
@@ -61,7 +63,7 @@ func BenchmarkReviewOnTenScreens(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, s := range screens {
-			s.waitShown(b, "No review on screen")
+			waitShown(b, s, "No review on screen")
 		}
 		b.StartTimer()
 	}
@@ -77,9 +79,9 @@ func BenchmarkReviewOnTenScreens(b *testing.B) {
 // discards output (no terminal emulator), so it is an upper bound on the
 // console's own share.
 func BenchmarkMemoryPerScreen(b *testing.B) {
-	keys := make([]operatorKey, benchScreens)
+	keys := make([]sshtest.Key, benchScreens)
 	for i := range keys {
-		keys[i] = newKey(b, fmt.Sprintf("op%d", i))
+		keys[i] = sshtest.NewKey(b, fmt.Sprintf("op%d", i))
 	}
 	r := newRig(b, keys...)
 	heap := func() uint64 {

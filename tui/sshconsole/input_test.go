@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 // Bytes that carry an `a` without being an `a` key press: a bracketed
@@ -22,24 +23,24 @@ var untrustedInput = []struct{ name, bytes string }{
 // None of them approves the review on screen; a real `a` afterwards does
 // (so the screen was listening all along).
 func TestPasteAndTerminalRepliesApproveNothing(t *testing.T) {
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	r := newRig(t, ana)
 	s := r.attach(ana)
 	ch := ask(r.eng, nav("https://alpha.test"))
 	rev := focused(t, r.eng)
-	s.waitFor("alpha.test")
+	s.WaitFor("alpha.test")
 	time.Sleep(time.Until(rev.ShownAt.Add(2 * testDelay)))
 
 	for _, in := range untrustedInput {
-		s.send(in.bytes)
+		s.Send(in.bytes)
 	}
 	// `?` after them shows the help screen: every byte before it was read.
-	s.send("?")
-	s.waitFor("page down")
-	if d := records(r.mem, audit.KindDecision); len(d) != 0 {
+	s.Send("?")
+	s.WaitFor("page down")
+	if d := r.mem.Kind(audit.KindDecision); len(d) != 0 {
 		t.Fatalf("untrusted input decided: %+v", d)
 	}
-	if k := records(r.mem, audit.KindKeyIgnored); len(k) != 0 {
+	if k := r.mem.Kind(audit.KindKeyIgnored); len(k) != 0 {
 		t.Fatalf("untrusted input reached the decision keys: %+v", k)
 	}
 	if st := r.eng.Snapshot(); st.Focused == nil || st.Focused.ID != rev.ID {
@@ -51,12 +52,12 @@ func TestPasteAndTerminalRepliesApproveNothing(t *testing.T) {
 	default:
 	}
 
-	s.send("?") // close help
-	s.send("a")
+	s.Send("?") // close help
+	s.Send("a")
 	if err := waitResult(t, ch); err != nil {
 		t.Fatalf("a real a did not approve: %v", err)
 	}
-	if d := records(r.mem, audit.KindDecision); len(d) != 1 || d[0].Decision != "approved" || d[0].Operator != "ana" {
+	if d := r.mem.Kind(audit.KindDecision); len(d) != 1 || d[0].Decision != "approved" || d[0].Operator != "ana" {
 		t.Fatalf("decisions %+v", d)
 	}
 }

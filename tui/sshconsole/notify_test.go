@@ -7,6 +7,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 // Each SSH screen is called on its own terms: the bell on every screen, a
@@ -15,19 +16,19 @@ import (
 // title. A scoped grant given on one screen is listed and revoked on
 // another, each attributed to its operator.
 func TestSSHScreensAreCalledAndShareGrants(t *testing.T) {
-	ana, bo := newKey(t, "ana"), newKey(t, "bo")
+	ana, bo := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "bo")
 	r := newRig(t, ana, bo)
 	kitty := r.attachTerm(ana, "xterm-kitty")
 	plain := r.attachTerm(bo, "xterm-256color")
-	kitty.waitFor("Conversations")
-	plain.waitFor("Conversations")
-	nk, np := len(kitty.rawOut()), len(plain.rawOut())
+	kitty.WaitFor("Conversations")
+	plain.WaitFor("Conversations")
+	nk, np := len(kitty.Raw()), len(plain.Raw())
 
 	asked := ask(r.eng, consent.Request{Gate: consent.GateAction, Conversation: "c1", Tab: "t1", Origin: "https://shop.test",
 		Action: &consent.Action{Type: consent.ActionClick, Ref: "e1", Role: "button", Name: "Filter"}})
-	kitty.waitRaw("a kitty desktop notification", "\x1b]99;")
-	plain.waitRaw("the pending count in the title", "tabwarden (1 pending)")
-	kout, pout := kitty.rawOut()[nk:], plain.rawOut()[np:]
+	kitty.WaitRaw("a kitty desktop notification", "\x1b]99;")
+	plain.WaitRaw("the pending count in the title", "tabwarden (1 pending)")
+	kout, pout := kitty.Raw()[nk:], plain.Raw()[np:]
 	if !strings.Contains(kout, "\a") || !strings.Contains(kout, "tabwarden: Allow this action?") {
 		t.Fatalf("kitty screen: no bell or no title in the notification: %q", kout)
 	}
@@ -41,18 +42,18 @@ func TestSSHScreensAreCalledAndShareGrants(t *testing.T) {
 	}
 
 	// ana answers with s on her screen (after the key-ahead guard) ...
-	kitty.waitFor("s for a while")
+	kitty.WaitFor("s for a while")
 	time.Sleep(testDelay + 100*time.Millisecond)
-	kitty.send("s")
+	kitty.Send("s")
 	if err := waitResult(t, asked); err != nil {
 		t.Fatal(err)
 	}
 	// ... bo sees the grant's chip and revokes it from his G list.
-	plain.waitFor("s-grants: [click https://shop.test")
-	plain.send("G")
-	plain.waitFor("by ana")
-	plain.send("X")
-	plain.waitFor("no active grants")
+	plain.WaitFor("s-grants: [click https://shop.test")
+	plain.Send("G")
+	plain.WaitFor("by ana")
+	plain.Send("X")
+	plain.WaitFor("no active grants")
 	var given, revoked audit.Record
 	for _, rec := range r.mem.Records() {
 		switch rec.Kind {
@@ -62,7 +63,7 @@ func TestSSHScreensAreCalledAndShareGrants(t *testing.T) {
 			revoked = rec
 		}
 	}
-	if given.Operator != "ana" || given.KeyFingerprint != ana.fingerprint() || revoked.Operator != "bo" || revoked.KeyFingerprint != bo.fingerprint() || revoked.Grant != given.Grant {
+	if given.Operator != "ana" || given.KeyFingerprint != ana.Fingerprint() || revoked.Operator != "bo" || revoked.KeyFingerprint != bo.Fingerprint() || revoked.Grant != given.Grant {
 		t.Fatalf("grant %+v, revocation %+v: not attributed to ana and bo", given, revoked)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/tui"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 // bluePage serves one picture, the fixture's blue block on white, to
@@ -46,40 +47,40 @@ const kittyTransmit = "a=T,f=100"
 // session: ana's answers as kitty and gets a kitty picture; bob's never
 // answers and gets half-blocks, no image escape.
 func TestPageProtocolDetectedPerScreen(t *testing.T) {
-	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	ana, bob := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "bob")
 	r := newRigWith(t, func(c *Config, _ *consent.Config) { c.Page = newBluePage() }, ana, bob)
 	sa, sb := r.attach(ana), r.attach(bob)
-	sa.waitRaw("the kitty query", "\x1b_Gi=31,")
-	sa.waitRaw("the DA1 query", "\x1b[c")
-	sa.send("\x1b_Gi=31;OK\x1b\\\x1b[?62;22c")
-	sb.waitRaw("the DA1 query", "\x1b[c")
+	sa.WaitRaw("the kitty query", "\x1b_Gi=31,")
+	sa.WaitRaw("the DA1 query", "\x1b[c")
+	sa.Send("\x1b_Gi=31;OK\x1b\\\x1b[?62;22c")
+	sb.WaitRaw("the DA1 query", "\x1b[c")
 	time.Sleep(2500 * time.Millisecond) // bob's screen gives up waiting (2 s)
-	sa.send("v")
-	sb.send("v")
-	outA := sa.waitRaw("a kitty picture", kittyTransmit)
-	sb.waitFor("Page view")
-	outB := sb.waitRaw("half-blocks", "▀")
+	sa.Send("v")
+	sb.Send("v")
+	outA := sa.WaitRaw("a kitty picture", kittyTransmit)
+	sb.WaitFor("Page view")
+	outB := sb.WaitRaw("half-blocks", "▀")
 	if !strings.Contains(outA, "\U0010EEEE") {
 		t.Error("ana's screen has no kitty placeholder cells")
 	}
 	if strings.Contains(outB, kittyTransmit) || strings.Contains(outB, "\U0010EEEE") {
 		t.Error("bob's screen, whose terminal never answered, got kitty output")
 	}
-	if strings.Contains(sa.text(), "▀") {
+	if strings.Contains(sa.Text(), "▀") {
 		t.Error("ana's kitty screen still draws half-blocks")
 	}
 }
 
 // A protocol given for every screen is used without asking.
 func TestPageProtocolForcedForEveryScreen(t *testing.T) {
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	r := newRigWith(t, func(c *Config, _ *consent.Config) {
 		c.Page, c.PageProtocol = newBluePage(), tui.PageSixel
 	}, ana)
 	s := r.attach(ana)
-	s.waitFor("agent-one")
-	s.send("v")
-	out := s.waitRaw("a sixel picture", "\x1bP0;1q")
+	s.WaitFor("agent-one")
+	s.Send("v")
+	out := s.WaitRaw("a sixel picture", "\x1bP0;1q")
 	if strings.Contains(out, "\x1b[c") {
 		t.Error("the screen asked DA1 although the protocol was given")
 	}

@@ -9,35 +9,36 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 // A take-over names its operator on every screen; another operator
 // resumes only with a second, explicit r, and the audit says so.
 func TestTakeOverNamedResumeByAnotherNeedsSecondR(t *testing.T) {
-	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	ana, bob := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "bob")
 	r := newRig(t, ana, bob)
 	sa, sb := r.attach(ana), r.attach(bob)
-	sa.waitFor("agent-one")
-	sb.waitFor("agent-one")
+	sa.WaitFor("agent-one")
+	sb.WaitFor("agent-one")
 
-	sa.send("t")
-	sb.waitFor("by ana: ana has the browser")
-	sa.waitFor("take-over by ana")
-	sb.send("r")
-	sb.waitFor("press r again to resume as bob")
+	sa.Send("t")
+	sb.WaitFor("by ana: ana has the browser")
+	sa.WaitFor("take-over by ana")
+	sb.Send("r")
+	sb.WaitFor("press r again to resume as bob")
 	if !r.eng.Paused("c1") {
 		t.Fatal("one r from another operator resumed the conversation")
 	}
-	sb.send("r")
-	sa.waitFor("resumed by bob (taken over by ana)")
+	sb.Send("r")
+	sa.WaitFor("resumed by bob (taken over by ana)")
 	if r.eng.Paused("c1") {
 		t.Fatal("the second r did not resume")
 	}
-	to, re := records(r.mem, audit.KindTakeOver), records(r.mem, audit.KindResume)
-	if len(to) != 1 || to[0].Operator != "ana" || to[0].KeyFingerprint != ana.fingerprint() {
+	to, re := r.mem.Kind(audit.KindTakeOver), r.mem.Kind(audit.KindResume)
+	if len(to) != 1 || to[0].Operator != "ana" || to[0].KeyFingerprint != ana.Fingerprint() {
 		t.Fatalf("take-over records %+v", to)
 	}
-	if len(re) != 1 || re[0].Operator != "bob" || re[0].KeyFingerprint != bob.fingerprint() || re[0].Note != "taken over by ana" {
+	if len(re) != 1 || re[0].Operator != "bob" || re[0].KeyFingerprint != bob.Fingerprint() || re[0].Note != "taken over by ana" {
 		t.Fatalf("resume records %+v", re)
 	}
 }
@@ -45,29 +46,29 @@ func TestTakeOverNamedResumeByAnotherNeedsSecondR(t *testing.T) {
 // Moving an SSH screen's selection moves neither the engine's (the local
 // screen's and the browser's front tab) nor another screen's.
 func TestSelectionIsPerScreen(t *testing.T) {
-	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	ana, bob := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "bob")
 	r := newRig(t, ana, bob)
 	r.eng.AddConversation("c2", "agent-two")
 	r.eng.PutTab(consent.TabInfo{ID: "t2", Conversation: "c2", URL: "about:blank"})
 	sa, sb := r.attach(ana), r.attach(bob)
-	sa.waitFor("agent-two")
-	sb.waitFor("agent-two")
-	sb.send("\t")
-	sb.waitFor("▸ agent-two")
+	sa.WaitFor("agent-two")
+	sb.WaitFor("agent-two")
+	sb.Send("\t")
+	sb.WaitFor("▸ agent-two")
 	if sel := r.eng.Snapshot().Selection; sel != (consent.Selection{Conversation: "c1", Tab: "t1"}) {
 		t.Fatalf("bob's tab moved the engine's selection to %+v", sel)
 	}
-	sa.waitFor("▸ agent-one")
+	sa.WaitFor("▸ agent-one")
 }
 
 // A session without input is signed out after the idle time.
 func TestIdleSessionSignedOut(t *testing.T) {
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	r := newRigWith(t, func(c *Config, _ *consent.Config) { c.IdleTimeout = 400 * time.Millisecond }, ana)
 	s := r.attach(ana)
-	s.waitFor("agent-one")
+	s.WaitFor("agent-one")
 	select {
-	case <-s.done:
+	case <-s.Done():
 	case <-time.After(waitLimit):
 		t.Fatal("an idle session was never signed out")
 	}
@@ -87,10 +88,10 @@ func TestStartNeedsKeysAndMakesPrivateHostKey(t *testing.T) {
 	if _, err := Start(t.Context(), nil, Config{Addr: "127.0.0.1:0"}); err != ErrNoKeysFile {
 		t.Fatalf("start without keys: %v", err)
 	}
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys")
-	if err := os.WriteFile(keys, []byte(ana.line+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(keys, []byte(ana.Line+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
@@ -140,19 +141,19 @@ func TestListenAddr(t *testing.T) {
 // q on an SSH screen ends that session only: nothing is cancelled and the
 // console's conversations carry on.
 func TestQuitLeavesOnlyTheSession(t *testing.T) {
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	r := newRig(t, ana)
 	s := r.attach(ana)
-	s.waitFor("agent-one")
+	s.WaitFor("agent-one")
 	ch := ask(r.eng, nav("https://alpha.test"))
-	s.waitFor("alpha.test")
-	s.send("q")
+	s.WaitFor("alpha.test")
+	s.Send("q")
 	select {
-	case <-s.done:
+	case <-s.Done():
 	case <-time.After(waitLimit):
 		t.Fatal("q did not end the SSH session")
 	}
-	if c := records(r.mem, audit.KindCancel); len(c) != 0 {
+	if c := r.mem.Kind(audit.KindCancel); len(c) != 0 {
 		t.Fatalf("q on an SSH screen cancelled: %+v", c)
 	}
 	select {
@@ -168,13 +169,13 @@ func TestQuitLeavesOnlyTheSession(t *testing.T) {
 
 // waitPresence waits for the session records of k's screen, in order,
 // and the activity lines every screen shows for them (issue 25 §4).
-func waitPresence(t *testing.T, r *rig, k operatorKey, notes ...string) {
+func waitPresence(t *testing.T, r *rig, k sshtest.Key, notes ...string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
 		var got []string
-		for _, rec := range records(r.mem, audit.KindSession) {
-			if rec.Operator == k.name && rec.KeyFingerprint == k.fingerprint() {
+		for _, rec := range r.mem.Kind(audit.KindSession) {
+			if rec.Operator == k.Name && rec.KeyFingerprint == k.Fingerprint() {
 				got = append(got, rec.Note)
 			}
 		}
@@ -193,31 +194,31 @@ func waitPresence(t *testing.T, r *rig, k operatorKey, notes ...string) {
 	}
 	var lines []string
 	for _, a := range r.eng.Snapshot().Activity {
-		if strings.HasPrefix(a.Text, "operator "+k.name+" ") {
+		if strings.HasPrefix(a.Text, "operator "+k.Name+" ") {
 			lines = append(lines, a.Text)
 		}
 	}
-	if len(lines) != len(notes) || lines[0] != "operator "+k.name+" joined over SSH" {
-		t.Fatalf("activity about %s: %q", k.name, lines)
+	if len(lines) != len(notes) || lines[0] != "operator "+k.Name+" joined over SSH" {
+		t.Fatalf("activity about %s: %q", k.Name, lines)
 	}
 }
 
 // An a pressed as the review reaches a screen is ignored there and says
 // so; the review stays pending.
 func TestKeyAheadGuardOnSSHScreen(t *testing.T) {
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	// A long guard, so a loaded machine cannot let the early a through.
 	r := newRigWith(t, func(_ *Config, e *consent.Config) { e.ReviewDelay = 3 * time.Second }, ana)
 	s := r.attach(ana)
-	s.waitFor("agent-one")
+	s.WaitFor("agent-one")
 	ch := ask(r.eng, nav("https://alpha.test"))
-	s.waitFor("alpha.test")
-	s.send("a")
-	s.waitFor("key ignored: review just appeared")
-	if d := records(r.mem, audit.KindDecision); len(d) != 0 {
+	s.WaitFor("alpha.test")
+	s.Send("a")
+	s.WaitFor("key ignored: review just appeared")
+	if d := r.mem.Kind(audit.KindDecision); len(d) != 0 {
 		t.Fatalf("an early a decided: %+v", d)
 	}
-	if k := records(r.mem, audit.KindKeyIgnored); len(k) != 1 || k[0].Operator != "ana" {
+	if k := r.mem.Kind(audit.KindKeyIgnored); len(k) != 1 || k[0].Operator != "ana" {
 		t.Fatalf("key ignored records %+v", k)
 	}
 	select {

@@ -10,41 +10,42 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent/audit"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 // Two operators see the same review; the first decision wins; both
 // screens say who decided; the audit names the operator and the key.
 func TestTwoOperatorsFirstDecisionWins(t *testing.T) {
-	ana, bob := newKey(t, "ana"), newKey(t, "bob")
+	ana, bob := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "bob")
 	r := newRig(t, ana, bob)
 	sa, sb := r.attach(ana), r.attach(bob)
-	sa.waitFor("agent-one")
-	sb.waitFor("agent-one")
+	sa.WaitFor("agent-one")
+	sb.WaitFor("agent-one")
 
 	ch := ask(r.eng, nav("https://alpha.test"))
 	rev := focused(t, r.eng)
-	sa.waitFor("alpha.test")
-	sb.waitFor("alpha.test")
+	sa.WaitFor("alpha.test")
+	sb.WaitFor("alpha.test")
 	time.Sleep(time.Until(rev.ShownAt.Add(2 * testDelay)))
 
-	sa.send("d")
+	sa.Send("d")
 	var ce *errcode.Error
 	if err := waitResult(t, ch); !errors.As(err, &ce) || ce.Code != errcode.UserDenied {
 		t.Fatalf("Ask after ana's d: %v", err)
 	}
-	sa.waitFor("denied by ana")
-	sb.waitFor("denied by ana")
+	sa.WaitFor("denied by ana")
+	sb.WaitFor("denied by ana")
 	// bob's a, after ana's d reached his screen, finds nothing to approve.
-	sb.send("a")
-	sb.waitFor("no review on screen")
+	sb.Send("a")
+	sb.WaitFor("no review on screen")
 
-	decisions := records(r.mem, audit.KindDecision)
+	decisions := r.mem.Kind(audit.KindDecision)
 	if len(decisions) != 1 {
 		t.Fatalf("decisions %+v", decisions)
 	}
 	d := decisions[0]
-	if d.Decision != "denied" || d.Operator != "ana" || d.KeyFingerprint != ana.fingerprint() || d.Review != rev.ID {
-		t.Fatalf("decision record %+v (ana's key %s)", d, ana.fingerprint())
+	if d.Decision != "denied" || d.Operator != "ana" || d.KeyFingerprint != ana.Fingerprint() || d.Review != rev.ID {
+		t.Fatalf("decision record %+v (ana's key %s)", d, ana.Fingerprint())
 	}
 	if st := r.eng.Snapshot(); len(st.Queue) != 0 {
 		t.Fatalf("queue %+v", st.Queue)
@@ -53,7 +54,7 @@ func TestTwoOperatorsFirstDecisionWins(t *testing.T) {
 
 // A key that is not in the file never gets a session.
 func TestUnknownKeyRefused(t *testing.T) {
-	ana, eve := newKey(t, "ana"), newKey(t, "eve")
+	ana, eve := sshtest.NewKey(t, "ana"), sshtest.NewKey(t, "eve")
 	r := newRig(t, ana)
 	c, err := r.dial(eve)
 	if err == nil {
@@ -70,7 +71,7 @@ func TestUnknownKeyRefused(t *testing.T) {
 
 // A session without a PTY is refused with a message and exit status 1.
 func TestNoPTYRefused(t *testing.T) {
-	ana := newKey(t, "ana")
+	ana := sshtest.NewKey(t, "ana")
 	r := newRig(t, ana)
 	c, err := r.dial(ana)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
 
 // gatedSubmit is the scripted agent step: a click that posts to the
@@ -44,23 +45,23 @@ func gatedSubmit(e *consent.Engine, site *fixture.Server) <-chan error {
 func TestSSHAnswerWitnessMatchesLocal(t *testing.T) {
 	counts := map[string][2]int{}
 	for _, where := range []string{"local", "ssh"} {
-		ana := newKey(t, "ana")
+		ana := sshtest.NewKey(t, "ana")
 		r := newRig(t, ana)
 		site := fixturetest.Start(t)
 		var s *screen
 		if where == "ssh" {
 			s = r.attach(ana)
-			s.waitFor("agent-one")
+			s.WaitFor("agent-one")
 		}
 		ch := gatedSubmit(r.eng, site)
 		rev := focused(t, r.eng)
 		if s != nil {
-			s.waitFor("Submit")
+			s.WaitFor("Submit")
 		}
 		time.Sleep(time.Until(rev.ShownAt.Add(3 * testDelay)))
 		before := site.Count("/submit")
 		if where == "ssh" {
-			s.send("a")
+			s.Send("a")
 		} else if err := r.eng.Decide(rev.ID, true); err != nil {
 			t.Fatal(err)
 		}

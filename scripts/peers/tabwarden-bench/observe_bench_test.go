@@ -18,11 +18,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/browser/browsertest"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
+	"github.com/tabwarden/tabwarden/internal/stacktest/servetest"
 )
 
 // BenchmarkObserveVsProbe times browser_observe's whole MCP round trip
@@ -73,24 +74,11 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 	defer cancel()
 	base := servePages(b, ctx, pagesJS)
 
-	eng := consent.New(consent.Config{Profile: consent.ProfileStrict, ReviewDelay: time.Millisecond})
-	defer eng.Close()
-	br, err := browser.Launch(ctx, browser.Options{ProfileDir: filepath.Join(b.TempDir(), "profile"), Headless: true, Gate: eng})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer br.Close()
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: br})
-	defer d.Close()
-	srv, err := mcpserver.New(mcpserver.Config{Surface: d, Engine: eng, Listen: "127.0.0.1:0", SessionIdleTimeout: -1, Version: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	url, err := srv.Start(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	stk := stacktest.Start(b, stacktest.Config{Engine: consent.Config{Profile: consent.ProfileStrict, ReviewDelay: time.Millisecond}})
+	eng, br, d := stk.Engine, stk.Browser, stk.Dispatcher(b)
+	srv := servetest.Start(b, ctx, stk, d, func(c *mcpserver.Config) {
+		c.Listen, c.SessionIdleTimeout, c.Version = "127.0.0.1:0", -1, "bench"
+	})
 	opCtx, stopOp := context.WithCancel(ctx)
 	opDone := make(chan struct{})
 	go func() {
@@ -104,7 +92,7 @@ func BenchmarkObserveVsProbe(b *testing.B) {
 	// transport carries for each call, printed beside its time.
 	wire := &countingTransport{token: srv.DefaultToken().Secret}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: wire}, MaxRetries: -1,
+		Endpoint: srv.URL, HTTPClient: &http.Client{Transport: wire}, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		b.Fatal(err)
