@@ -36,7 +36,7 @@ func TestPolicyDocCoversEveryKey(t *testing.T) {
 		// one the loader accepts, or the doc would describe a key that
 		// fails as unknown.
 		if _, err := Parse("probe.json", []byte(`{"execution":{"`+k.name+`":null}}`)); err != nil &&
-			strings.Contains(err.Error(), "unknown key") {
+			strings.Contains(err.Error(), "Unknown key") {
 			t.Errorf("key %s is in the table but the loader calls it unknown: %v", k.name, err)
 		}
 	}

@@ -72,7 +72,7 @@ func minGrantMinutes(a, b int) int {
 func (l *loader) maxGrantMinutes(n *yaml.Node, p *Policy) {
 	var m int
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&m) != nil || m < 1 || m > MaxGrantMinutes {
-		l.add(fmt.Sprintf("maxGrantMinutes %q", n.Value), fmt.Sprintf("Use a whole number of minutes from 1 to %d; to turn scoped grants off, set grantable: [].", MaxGrantMinutes))
+		l.key(fmt.Sprintf("maxGrantMinutes %q", n.Value), fmt.Sprintf("Use a whole number of minutes from 1 to %d; to turn scoped grants off, set grantable: [].", MaxGrantMinutes))
 		return
 	}
 	p.MaxGrantMinutes = m
@@ -83,13 +83,13 @@ func (l *loader) maxGrantMinutes(n *yaml.Node, p *Policy) {
 func (l *loader) grantable(n *yaml.Node) []string {
 	out := []string{}
 	if n.Kind != yaml.SequenceNode {
-		l.add("grantable", "must be a list of step classes; use [] to turn scoped grants off")
+		l.key("grantable", "Use a list of step classes; [] turns scoped grants off.")
 		return out
 	}
 	for i, e := range n.Content {
 		e = deref(e)
 		if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" || !validGrantClass(e.Value) {
-			l.add(fmt.Sprintf("grantable[%d] %q", i, e.Value), MsgGrantClass)
+			l.key(fmt.Sprintf("grantable[%d] %q", i, e.Value), MsgGrantClass)
 			continue
 		}
 		out = append(out, e.Value)

@@ -30,15 +30,15 @@ func TestGrantKeysParse(t *testing.T) {
 
 func TestGrantKeysRejected(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
-		{`{"execution":{"maxGrantMinutes":0}}`, `maxGrantMinutes "0": Use a whole number of minutes from 1 to 1440; to turn scoped grants off, set grantable: [].`},
+		{`{"execution":{"maxGrantMinutes":0}}`, `execution.maxGrantMinutes "0": Use a whole number of minutes from 1 to 1440; to turn scoped grants off, set grantable: [].`},
 		{`{"execution":{"maxGrantMinutes":1441}}`, `maxGrantMinutes "1441"`},
 		{`{"execution":{"maxGrantMinutes":"15"}}`, `maxGrantMinutes "15"`},
 		{`{"execution":{"maxGrantMinutes":2.5}}`, `maxGrantMinutes "2.5"`},
-		{`{"execution":{"grantable":"click"}}`, `grantable: must be a list of step classes; use [] to turn scoped grants off`},
-		{`{"execution":{"grantable":["upload"]}}`, `grantable[0] "upload": ` + MsgGrantClass},
+		{`{"execution":{"grantable":"click"}}`, `execution.grantable: Use a list of step classes; [] turns scoped grants off.`},
+		{`{"execution":{"grantable":["upload"]}}`, `execution.grantable[0] "upload": ` + MsgGrantClass},
 		{`{"execution":{"grantable":["click","site_tool:bad name"]}}`, `grantable[1] "site_tool:bad name"`},
 		{`{"execution":{"grantable":[null]}}`, `grantable[0]`},
-		{`{"execution":{"grantables":[]}}`, `unknown key (known: browserOrigins, blockBrowserUploads, consentFloor, maxGrantMinutes, grantable)`},
+		{`{"execution":{"grantables":[]}}`, `Unknown key (known: browserOrigins, blockBrowserUploads, consentFloor, maxGrantMinutes, grantable)`},
 	} {
 		_, err := Parse("p.json", []byte(c.doc))
 		var ve *ValidationError

@@ -71,7 +71,7 @@ func CheckFiles(paths []string) (*Policy, error) {
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			all = append(all, Problem{File: path, Message: "cannot read: " + err.Error()})
+			all = append(all, Problem{File: path, Message: "Cannot read: " + err.Error()})
 			continue
 		}
 		p, err := Parse(path, data)
@@ -109,6 +109,10 @@ func (l *loader) add(where, msg string) {
 	l.problems = append(l.problems, Problem{File: l.file, Where: where, Message: msg})
 }
 
+// key reports a problem with a value inside execution, named by its full
+// path as the unknown- and duplicate-key problems name theirs.
+func (l *loader) key(where, msg string) { l.add("execution."+where, msg) }
+
 func (l *loader) parse(data []byte) *Policy {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if isJSON(l.file, data) && !json.Valid(data) {
@@ -117,9 +121,9 @@ func (l *loader) parse(data []byte) *Policy {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(data[:se.Offset], []byte("\n"))
-			l.add("", fmt.Sprintf("not valid JSON: line %d: %s", line, se.Error()))
+			l.add("", fmt.Sprintf("Not valid JSON: line %d: %s", line, se.Error()))
 		} else {
-			l.add("", "not valid JSON: "+err.Error())
+			l.add("", "Not valid JSON: "+err.Error())
 		}
 		return nil
 	}
@@ -129,15 +133,15 @@ func (l *loader) parse(data []byte) *Policy {
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			l.add("", "file is empty")
+			l.add("", "The file is empty.")
 		} else {
-			l.add("", "not valid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
+			l.add("", "Not valid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
 		}
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		l.add("", "more than one YAML document")
+		l.add("", "More than one YAML document.")
 		return nil
 	}
 	p := &Policy{Sources: []string{l.file}}
@@ -148,7 +152,7 @@ func (l *loader) parse(data []byte) *Policy {
 	l.object(root, "", "execution", func(key string, v *yaml.Node) bool {
 		if _, ok := lookupExecutionKey(key); ok {
 			// The commonest slip: the setting written at the top level.
-			l.add(key, "belongs under execution: write it as execution."+key+" (the file's keys: docs/policy.md)")
+			l.add(key, "Belongs under execution: write it as execution."+key+" (the file's keys: docs/policy.md).")
 			return true
 		}
 		if key != "execution" {
@@ -179,7 +183,7 @@ func (l *loader) object(n *yaml.Node, path string, known string, field func(key 
 		if where == "" {
 			where = "top level"
 		}
-		l.add(where, "must be an object")
+		l.add(where, "Must be an object.")
 		return
 	}
 	seen := map[string]bool{}
@@ -190,12 +194,12 @@ func (l *loader) object(n *yaml.Node, path string, known string, field func(key 
 			full = path + "." + key
 		}
 		if seen[key] {
-			l.add(full, "duplicate key")
+			l.add(full, "Duplicate key.")
 			continue
 		}
 		seen[key] = true
 		if !field(key, deref(n.Content[i+1])) {
-			l.add(full, "unknown key (known: "+known+")")
+			l.add(full, "Unknown key (known: "+known+").")
 		}
 	}
 }
@@ -244,17 +248,17 @@ func lookupExecutionKey(name string) (executionKey, bool) {
 
 func (l *loader) blockUploads(v *yaml.Node, p *Policy) {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
-		l.add("blockBrowserUploads", "must be true or false")
+		l.key("blockBrowserUploads", "Use true or false.")
 		return
 	}
 	if err := v.Decode(&p.BlockUploads); err != nil {
-		l.add("blockBrowserUploads", "must be true or false")
+		l.key("blockBrowserUploads", "Use true or false.")
 	}
 }
 
 func (l *loader) consentFloor(v *yaml.Node, p *Policy) {
 	if _, ok := profileRank[v.Value]; !ok || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-		l.add(fmt.Sprintf("consentFloor %q", v.Value), "Use strict, thread, or trusted.")
+		l.key(fmt.Sprintf("consentFloor %q", v.Value), "Use strict, thread, or trusted.")
 		return
 	}
 	p.ConsentFloor = v.Value
@@ -265,17 +269,17 @@ func (l *loader) consentFloor(v *yaml.Node, p *Policy) {
 func (l *loader) origins(n *yaml.Node) []string {
 	out := []string{}
 	if n.Kind != yaml.SequenceNode {
-		l.add("browserOrigins", "must be a list of sites; use [] to allow no website")
+		l.key("browserOrigins", "Use a list of sites; [] allows no website.")
 		return out
 	}
 	if len(n.Content) > MaxOrigins {
-		l.add("browserOrigins", MsgTooManyOrigins)
+		l.key("browserOrigins", MsgTooManyOrigins)
 	}
 	for i, e := range n.Content {
 		e = deref(e)
 		o, err := NormalizeOrigin(e.Value)
 		if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" || err != nil {
-			l.add(fmt.Sprintf("browserOrigins[%d] %q", i, e.Value), MsgInvalidOrigin)
+			l.key(fmt.Sprintf("browserOrigins[%d] %q", i, e.Value), MsgInvalidOrigin)
 			continue
 		}
 		out = append(out, o)

@@ -48,26 +48,26 @@ func TestCheckFilesInvalid(t *testing.T) {
 		file string
 		want []string // each problem's text after "<path>: "
 	}{
-		{"invalid-path.json", []string{`browserOrigins[2] "https://a.example/x": ` + MsgInvalidOrigin}},
-		{"invalid-credentials.json", []string{`browserOrigins[0] "https://user:secret@a.example": ` + MsgInvalidOrigin}},
-		{"invalid-query.json", []string{`browserOrigins[0] "https://a.example/?q=1": ` + MsgInvalidOrigin}},
-		{"invalid-hash.json", []string{`browserOrigins[0] "https://a.example/#top": ` + MsgInvalidOrigin}},
-		{"invalid-scheme.yaml", []string{`browserOrigins[0] "ftp://a.example": ` + MsgInvalidOrigin}},
-		{"invalid-empty-host.yaml", []string{`browserOrigins[0] "https://": ` + MsgInvalidOrigin}},
-		{"too-many.json", []string{"browserOrigins: " + MsgTooManyOrigins}},
-		{"unknown-key.yaml", []string{"execution.blockUploads: unknown key"}},
-		{"unknown-top-key.json", []string{"version: unknown key"}},
+		{"invalid-path.json", []string{`execution.browserOrigins[2] "https://a.example/x": ` + MsgInvalidOrigin}},
+		{"invalid-credentials.json", []string{`execution.browserOrigins[0] "https://user:secret@a.example": ` + MsgInvalidOrigin}},
+		{"invalid-query.json", []string{`execution.browserOrigins[0] "https://a.example/?q=1": ` + MsgInvalidOrigin}},
+		{"invalid-hash.json", []string{`execution.browserOrigins[0] "https://a.example/#top": ` + MsgInvalidOrigin}},
+		{"invalid-scheme.yaml", []string{`execution.browserOrigins[0] "ftp://a.example": ` + MsgInvalidOrigin}},
+		{"invalid-empty-host.yaml", []string{`execution.browserOrigins[0] "https://": ` + MsgInvalidOrigin}},
+		{"too-many.json", []string{"execution.browserOrigins: " + MsgTooManyOrigins}},
+		{"unknown-key.yaml", []string{"execution.blockUploads: Unknown key"}},
+		{"unknown-top-key.json", []string{"version: Unknown key"}},
 		{"top-level-origins.yaml", []string{
-			"browserOrigins: belongs under execution: write it as execution.browserOrigins",
-			"consentFloor: belongs under execution: write it as execution.consentFloor",
+			"browserOrigins: Belongs under execution: write it as execution.browserOrigins",
+			"consentFloor: Belongs under execution: write it as execution.consentFloor",
 		}},
-		{"duplicate-key.yaml", []string{"execution.browserOrigins: duplicate key"}},
-		{"bad-floor.yaml", []string{`consentFloor "lax": Use strict, thread, or trusted.`}},
-		{"null-origins.yaml", []string{"browserOrigins: must be a list of sites; use [] to allow no website"}},
-		{"bad-uploads-type.json", []string{"blockBrowserUploads: must be true or false"}},
-		{"bad-yaml.yaml", []string{"not valid YAML: "}},
-		{"bad-json.json", []string{"not valid JSON: line 1: "}},
-		{"missing.json", []string{"cannot read: "}},
+		{"duplicate-key.yaml", []string{"execution.browserOrigins: Duplicate key."}},
+		{"bad-floor.yaml", []string{`execution.consentFloor "lax": Use strict, thread, or trusted.`}},
+		{"null-origins.yaml", []string{"execution.browserOrigins: Use a list of sites; [] allows no website."}},
+		{"bad-uploads-type.json", []string{"execution.blockBrowserUploads: Use true or false."}},
+		{"bad-yaml.yaml", []string{"Not valid YAML: "}},
+		{"bad-json.json", []string{"Not valid JSON: line 1: "}},
+		{"missing.json", []string{"Cannot read: "}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestCheckFilesInvalid(t *testing.T) {
 // The exact line design.md §8 asks for, with the file and the entry named.
 func TestInvalidOriginMessageIsExact(t *testing.T) {
 	_, err := Parse("policy.json", []byte(`{"execution":{"browserOrigins":["https://a.example","https://b.example","https://a.example/x"]}}`))
-	want := `policy.json: browserOrigins[2] "https://a.example/x": Use an HTTP or HTTPS site without a path, credentials, or query.`
+	want := `policy.json: execution.browserOrigins[2] "https://a.example/x": Use an HTTP or HTTPS site without a path, credentials, or query.`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}

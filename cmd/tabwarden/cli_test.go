@@ -593,8 +593,8 @@ func TestPolicyCheckGrantKeys(t *testing.T) {
 	r = run(t, nil, "policy", "check", policyFile("bad-grants.yaml"))
 	r.wantCode(t, 2)
 	contains(t, "stderr", r.stderr,
-		`bad-grants.yaml: maxGrantMinutes "0": Use a whole number of minutes from 1 to 1440; to turn scoped grants off, set grantable: [].`,
-		`bad-grants.yaml: grantable[1] "upload": Use read, scroll, click, select, key, fill, site_tool or site_tool:NAME.`)
+		`bad-grants.yaml: execution.maxGrantMinutes "0": Use a whole number of minutes from 1 to 1440; to turn scoped grants off, set grantable: [].`,
+		`bad-grants.yaml: execution.grantable[1] "upload": Use read, scroll, click, select, key, fill, site_tool or site_tool:NAME.`)
 }
 
 func TestGrantWindowFlag(t *testing.T) {
