@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,22 @@ func TestBuiltinAgentStopsOnCancelKey(t *testing.T) {
 	})
 	if rev.ID == "" {
 		t.Fatal("no review came")
+	}
+	// Step 1 is the conversation's like every later step, not the console's.
+	if !op.waitUntil(30*time.Second, func(st consent.State) bool {
+		for _, a := range st.Activity {
+			if strings.HasPrefix(a.Text, "step 1 · browser_open") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("no step 1 line in the activity")
+	}
+	for _, a := range r.eng.Snapshot().Activity {
+		if strings.HasPrefix(a.Text, "step 1 · browser_open") && a.Conversation != rev.Conversation {
+			t.Errorf("step 1 is attributed to %q, want the conversation %q", a.Conversation, rev.Conversation)
+		}
 	}
 	op.bringToFront(rev)
 	op.waitUntil(5*time.Second, func(st consent.State) bool { return st.Focused != nil && st.Focused.ID == rev.ID })

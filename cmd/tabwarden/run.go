@@ -336,7 +336,15 @@ func startBuiltinWith(ctx context.Context, model llm.Model, bc builtin.Config, t
 			eng.Note(c, "model says (untrusted): "+s.Message, false)
 		}
 		if s.Tool != "" {
-			eng.Note(c, fmt.Sprintf("step %d · %s · %s", s.Step, s.Tool, usageText(s)), false)
+			line := fmt.Sprintf("step %d · %s · %s", s.Step, s.Tool, usageText(s))
+			if c != "" {
+				eng.Note(c, line, false)
+			} else {
+				// The first call is reported before it registers the
+				// conversation; its line waits for it, as every later step
+				// is the conversation's too.
+				go noteWhenRegistered(runCtx, eng, convOf, line)
+			}
 		}
 	}
 	bc.WaitResume = func(ctx context.Context) error {
@@ -385,4 +393,22 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// noteWhenRegistered writes line under the conversation convOf returns as
+// soon as it exists, or drops it when ctx ends first (the call never ran).
+func noteWhenRegistered(ctx context.Context, eng *consent.Engine, convOf func() consent.ConversationID, line string) {
+	ch, stop := eng.Changes()
+	defer stop()
+	for {
+		if c := convOf(); c != "" {
+			eng.Note(c, line, false)
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
