@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -222,5 +223,25 @@ func TestInventoryOneMoreRowSingular(t *testing.T) {
 	}
 	if !sawOne {
 		t.Fatal("no height cut the list by exactly one row")
+	}
+}
+
+// TestTokenHostMenuWrapsBetweenEntries: the `n` panel's host menu breaks
+// between "N host" entries, never inside one (the walk saw "5" / "cursor").
+func TestTokenHostMenuWrapsBetweenEntries(t *testing.T) {
+	hosts := []string{"claude-code", "codex", "opencode", "gemini-cli", "cursor", "vscode"}
+	for w := 30; w <= 120; w++ {
+		lines := tokenBox{p: tokenPanel{names: []string{"default"}, hosts: hosts}}.lines(w)
+		menu := strings.Join(lines[2:len(lines)-1], "\n")
+		for i, h := range hosts {
+			if !strings.Contains(menu, fmt.Sprintf("%d %s", i+1, h)) {
+				t.Fatalf("w=%d: entry %d %s is split:\n%s", w, i+1, h, menu)
+			}
+		}
+		for _, l := range lines {
+			if width(l) > w {
+				t.Fatalf("w=%d: %q is wider", w, l)
+			}
+		}
 	}
 }

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strings"
 )
 
 // takeOverText is what the operator reads while a conversation is paused.
@@ -90,7 +89,20 @@ func (t tokenBox) lines(w int) []string {
 	for i, h := range t.p.hosts {
 		hosts = append(hosts, fmt.Sprintf("%d %s", i+1, clean(h)))
 	}
-	out = append(out, wrap("new token for: "+strings.Join(hosts, "  "), w)...)
+	// Wrapped between entries, never inside one ("5" / "cursor").
+	line := "new token for:"
+	for i, h := range hosts {
+		sep := "  "
+		if i == 0 {
+			sep = " "
+		}
+		if i > 0 && width(line)+len(sep)+width(h) > w {
+			out = append(out, trunc(line, w))
+			line, sep = "", "  "
+		}
+		line += sep + h
+	}
+	out = append(out, trunc(line, w))
 	out = append(out, trunc("↑↓ select · X revoke the selected token (its conversations end)", w))
 	if m := t.p.minted; m != nil {
 		out = append(out, t.st.review.Render(rule("Token "+clean(m.Name)+": "+clean(m.Where), w, "─")))
