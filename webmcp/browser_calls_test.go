@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,15 @@ func TestHostilePage(t *testing.T) {
 		// The title is set once every registration was started; the
 		// page's request comes once each has settled, which is what
 		// discovery must see (registerTool is asynchronous).
-		wait(t, f.hostileReady, "every registration settled")
+		registered, cerr := strconv.Atoi(wait(t, f.hostileReady, "every registration settled"))
+		if cerr != nil {
+			t.Fatalf("hostile page's registration count: %v", cerr)
+		}
+		if native {
+			// The listing reads what the Site heard (the polyfill's reads
+			// the page itself).
+			waitHeard(t, r.site, registered)
+		}
 		start := time.Now()
 		l := r.list()
 		if el := time.Since(start); el > 5*time.Second {

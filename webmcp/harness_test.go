@@ -42,7 +42,7 @@ type fixture struct {
 	started   chan string
 	frameDone chan string
 	// hostileReady receives hostile.html's signal that every one of its
-	// registrations has settled.
+	// registrations has settled, with how many the browser accepted.
 	hostileReady chan string
 	// workerRan receives worker.html's worker's signal.
 	workerRan chan string
@@ -78,7 +78,7 @@ func newFixture(t *testing.T) *fixture {
 	})
 	mux.HandleFunc("/cancelled", func(w http.ResponseWriter, r *http.Request) { f.cancelled <- "x" })
 	mux.HandleFunc("/slow-started", func(w http.ResponseWriter, r *http.Request) { f.started <- "x" })
-	mux.HandleFunc("/hostile-ready", func(w http.ResponseWriter, r *http.Request) { f.hostileReady <- "x" })
+	mux.HandleFunc("/hostile-ready", func(w http.ResponseWriter, r *http.Request) { f.hostileReady <- r.URL.Query().Get("registered") })
 	mux.HandleFunc("/frame-done", func(w http.ResponseWriter, r *http.Request) {
 		f.frameDone <- r.URL.Query().Get("name") + ":" + r.URL.Query().Get("r")
 	})
@@ -128,6 +128,30 @@ func wait(t *testing.T, ch <-chan string, what string) string {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("gave up waiting for %s", what)
 		return ""
+	}
+}
+
+// waitHeard waits until the Site has heard n native registrations. A
+// page's own report that its registrations settled travels over HTTP and
+// can reach the fixture before Chromium's WebMCP.toolsAdded events have
+// reached the Site over CDP; a listing taken then misses the rest.
+func waitHeard(t *testing.T, s *Site, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s.mu.Lock()
+		heard := 0
+		for _, tools := range s.native {
+			heard += len(tools)
+		}
+		s.mu.Unlock()
+		if heard >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the site heard %d of the page's %d registrations", heard, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
