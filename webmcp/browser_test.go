@@ -22,11 +22,29 @@ func waitFrames(t *testing.T, f *fixture) map[string]string {
 	return got
 }
 
+// waitHeardFrames waits, in native mode, until the Site heard what
+// tools.html registered: its own six tools and each frame's that the
+// browser accepted (outcomes from waitFrames).
+func waitHeardFrames(t *testing.T, r *tabRig, outcomes map[string]string) {
+	t.Helper()
+	if r.site.Mode() != ModeNative {
+		return
+	}
+	n := 6
+	for _, o := range outcomes {
+		if o == "registered" {
+			n++
+		}
+	}
+	waitHeard(t, r.site, n)
+}
+
 func TestDiscoveryAndCall(t *testing.T) {
 	bothModes(t, func(t *testing.T, native bool) {
 		f := newFixture(t)
 		r := openTab(t, native, f, "/tools.html", Options{})
 		outcomes := waitFrames(t, f)
+		waitHeardFrames(t, r, outcomes)
 		if native {
 			// What Chromium itself does with the frame rule.
 			if outcomes["frame_cross"] != "refused:NotAllowedError" || outcomes["frame_blocked"] != "refused:NotAllowedError" ||

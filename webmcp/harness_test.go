@@ -233,7 +233,7 @@ func toolsTab(t *testing.T, native bool, opts Options) (*fixture, *tabRig) {
 	t.Helper()
 	f := newFixture(t)
 	r := openTab(t, native, f, "/tools.html", opts)
-	waitFrames(t, f)
+	waitHeardFrames(t, r, waitFrames(t, f))
 	return f, r
 }
 
