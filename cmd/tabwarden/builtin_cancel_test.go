@@ -57,7 +57,27 @@ func TestBuiltinAgentStopsOnCancelKey(t *testing.T) {
 	}
 	op.bringToFront(rev)
 	op.waitUntil(5*time.Second, func(st consent.State) bool { return st.Focused != nil && st.Focused.ID == rev.ID })
-	time.Sleep(100 * time.Millisecond) // the TUI draws the focus it acts on
+	// x acts on the conversation the screen has selected; the engine's
+	// state can be ahead of the screen (a snapshot read before the
+	// selection moved may still be drawn), so press it once the screen
+	// marks the built-in agent's row, as the operator would.
+	var label string
+	for _, c := range r.eng.Snapshot().Conversations {
+		if c.ID == rev.Conversation {
+			label = c.Name
+			if label == "" {
+				label = string(c.ID)
+			}
+		}
+	}
+	if !r.waitScreen(10*time.Second, func(screen string) bool {
+		// The row may be cut at the screen's width: its first part is
+		// the conversation's own name.
+		first, _, _ := strings.Cut(label, " · ")
+		return first != "" && strings.Contains(screen, "▸ "+first)
+	}) {
+		t.Fatalf("the screen never selected %q", label)
+	}
 	op.key("x")
 	select {
 	case <-b.done:

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -77,7 +79,9 @@ type jRig struct {
 	eng   *consent.Engine
 	world *demoWorld
 	tm    *teatest.TestModel
-	log   *audittest.Memory
+	// screen is what the console last drew (see jWatched).
+	screen *jScreen
+	log    *audittest.Memory
 }
 
 func startJourneyRig(t *testing.T) *jRig {
@@ -145,8 +149,62 @@ func startJourneyRigTUI(t *testing.T, profile consent.Profile, more func(*jRig, 
 	}
 	m := tui.New(eng, opts)
 	t.Cleanup(m.Close)
-	r.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	r.screen = &jScreen{changed: make(chan struct{})}
+	r.tm = teatest.NewTestModel(t, jWatched{inner: m, screen: r.screen}, teatest.WithInitialTermSize(120, 40))
 	return r
+}
+
+// jWatched is the console's model with its last drawn screen kept aside, so
+// a test presses a key only once the screen shows what the key acts on, as
+// a person would (the engine's state can be ahead of the screen).
+type jWatched struct {
+	inner  tea.Model
+	screen *jScreen
+}
+
+type jScreen struct {
+	mu      sync.Mutex
+	text    string
+	changed chan struct{} // closed and replaced on each new screen
+}
+
+func (w jWatched) Init() tea.Cmd { return w.inner.Init() }
+
+func (w jWatched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := w.inner.Update(msg)
+	w.inner = m
+	return w, cmd
+}
+
+func (w jWatched) View() tea.View {
+	v := w.inner.View()
+	text := ansi.Strip(v.Content)
+	w.screen.mu.Lock()
+	if text != w.screen.text {
+		w.screen.text = text
+		close(w.screen.changed)
+		w.screen.changed = make(chan struct{})
+	}
+	w.screen.mu.Unlock()
+	return v
+}
+
+// waitScreen waits until the drawn screen satisfies pred.
+func (r *jRig) waitScreen(patience time.Duration, pred func(screen string) bool) bool {
+	give := time.After(patience)
+	for {
+		r.screen.mu.Lock()
+		text, ch := r.screen.text, r.screen.changed
+		r.screen.mu.Unlock()
+		if pred(text) {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-give:
+			return false
+		}
+	}
 }
 
 func jPress(s string) tea.KeyPressMsg {
