@@ -545,13 +545,22 @@ func (m Model) pictureTooSmall(g pageGeom) bool {
 }
 
 // textHint is the panel's line under a picture too small to read: the
-// longest that fits w.
-func textHint(w int) string {
-	for _, s := range []string{
+// longest that fits w. While typing into the page every key, V too, goes
+// to the page (a password field, often), so the line says esc comes first.
+func textHint(w int, typing bool) string {
+	hints := []string{
 		"  Too small to read the page's text here: press V to see it as text.",
 		"  Too small to read: press V for the page as text.",
 		"  V: the page as text",
-	} {
+	}
+	if typing {
+		hints = []string{
+			"  Too small to read here: esc stops typing, then V shows the page as text.",
+			"  Too small to read: esc, then V for the page as text.",
+			"  esc, then V: the page as text",
+		}
+	}
+	for _, s := range hints {
 		if width(s) <= w {
 			return s
 		}
@@ -714,7 +723,7 @@ func (m Model) pagePanel(g pageGeom) []string {
 		lines = append(lines, m.focusLine(tab, g.pw))
 	}
 	if g.textHint {
-		lines = append(lines, m.st.flash.Render(textHint(g.pw)))
+		lines = append(lines, m.st.flash.Render(textHint(g.pw, m.page.input)))
 	}
 	f := m.page.frame
 	_, _, cols, rows := g.picture(f)

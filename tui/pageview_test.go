@@ -570,6 +570,12 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 			if s := screen(m); !strings.Contains(s, "4 characters typed here") || strings.Contains(s, "demo") {
 				t.Errorf("the count of typed keys is wrong or shows them:\n%s", s)
 			}
+			// V typed now would go into the field: the hint says esc first.
+			for _, l := range strings.Split(textRightOfDivider(screen(m)), "\n") {
+				if strings.Contains(l, "V") && strings.Contains(l, "as text") && !strings.Contains(l, "esc") {
+					t.Errorf("while typing, the hint sends V to the page: %q", l)
+				}
+			}
 			if !strings.Contains(m.View().Content, "2;0;230;90") {
 				t.Errorf("the focused field is not outlined in the picture:\n%s", screen(m))
 			}
