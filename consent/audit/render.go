@@ -123,7 +123,16 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 		shown = append(shown, c)
 	}
 	if width > 0 {
-		shown = fit(shown, widths, width)
+		// The origin column is never cut where it holds an origin or a
+		// URL; a session or run row's note there may be, or one long note
+		// would push every other column off a terminal's table.
+		originFloor := utf8.RuneCountInString(columns[originCol].head)
+		for i, r := range recs {
+			if r.Origin != "" || r.URL != "" {
+				originFloor = max(originFloor, utf8.RuneCountInString(cells[i][originCol]))
+			}
+		}
+		shown = fit(shown, widths, width, originFloor)
 	}
 
 	var b strings.Builder
@@ -179,9 +188,10 @@ func withClientNames(recs []Record) []Record {
 // fit chooses the columns to show and their widths so a row fits width.
 // Columns are dropped first (least useful first) until the survivors fit
 // at their minimum widths — many legible columns beat many unreadable ones —
-// then the widest survivors are narrowed until the row fits. Time and
-// origin are neither dropped nor narrowed.
-func fit(shown []int, widths []int, width int) []int {
+// then the widest survivors are narrowed until the row fits. Time is
+// neither dropped nor narrowed, nor is the origin column below its widest
+// origin or URL (originFloor): only a note sharing it is cut.
+func fit(shown []int, widths []int, width, originFloor int) []int {
 	rowWidth := func(w func(c int) int) int {
 		t := len(colGap) * (len(shown) - 1)
 		for _, c := range shown {
@@ -190,7 +200,10 @@ func fit(shown []int, widths []int, width int) []int {
 		return t
 	}
 	floor := func(c int) int {
-		if c == timeCol || c == originCol {
+		if c == originCol {
+			return min(widths[c], originFloor)
+		}
+		if c == timeCol {
 			return widths[c]
 		}
 		return min(widths[c], columns[c].min)

@@ -164,3 +164,31 @@ func TestRenderTableNamesCodesGrantsRuns(t *testing.T) {
 		t.Fatalf("table:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A run's or session's note shares the origin column; a long one is cut
+// at the terminal's width instead of pushing the other columns away (a
+// newcomer's 120-column table once showed only TIME KIND DECISION ORIGIN).
+func TestRenderTableLongNoteDoesNotCrowdOutColumns(t *testing.T) {
+	origin := "http://127.0.0.1:8080"
+	recs := []Record{
+		{Time: at(1, 2, 3), Kind: KindRunStart, Conversation: "builtin", Note: "task: " + strings.Repeat("find the cheapest lamp and put it in the cart ", 6)},
+		{Time: at(1, 2, 4), Kind: KindDecision, Conversation: "builtin", Tab: "tab-1", Gate: "navigation", Decision: "approved", By: "ana", WaitMS: 900, Origin: origin},
+	}
+	lines := render(t, recs, 120)
+	for _, head := range []string{"KIND", "CONVERSATION", "DECISION", "BY"} {
+		if !strings.Contains(lines[0], head) {
+			t.Errorf("column %s dropped at 120 for a long note: %q", head, lines[0])
+		}
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("line is %d columns wide: %q", n, l)
+		}
+	}
+	if !strings.HasSuffix(lines[len(lines)-1], origin) {
+		t.Errorf("the origin is not whole: %q", lines[len(lines)-1])
+	}
+	if !strings.Contains(lines[2], "…") {
+		t.Errorf("the long note is not marked cut: %q", lines[2])
+	}
+}
