@@ -286,6 +286,19 @@ func (m Model) takenOver(tab consent.TabID) bool {
 	return false
 }
 
+// takenOverBy is the other operator whose take-over holds tab's
+// conversation, or "".
+func (m Model) takenOverBy(tab consent.TabID) string {
+	for _, c := range m.state.Conversations {
+		for _, t := range c.Tabs {
+			if t.ID == tab && c.Paused && c.PausedBy != "" && c.PausedBy != m.operator().Name {
+				return c.PausedBy
+			}
+		}
+	}
+	return ""
+}
+
 // pageKey handles v, i and, in input mode, every key. It reports whether
 // it used k.
 func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
@@ -351,6 +364,8 @@ func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		switch {
 		case m.opts.Page == nil:
 			return m.setFlash("the page view needs the browser (not in --script mode)"), true
+		case tab != "" && m.takenOverBy(tab) != "":
+			return m.setFlash(clean(m.takenOverBy(tab)) + " has this take-over: i types only in your own"), true
 		case tab == "" || !m.takenOver(tab):
 			return m.setFlash(flashNoInput), true
 		}

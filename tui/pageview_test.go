@@ -294,6 +294,28 @@ func TestPageInputOnlyDuringTakeOver(t *testing.T) {
 	}
 }
 
+// i during another operator's take-over says whose it is, and sends
+// nothing: the keys are theirs.
+func TestPageInputDuringAnotherOperatorsTakeOverSaysWhose(t *testing.T) {
+	page := newFakePage()
+	s := takenOverState()
+	s.Conversations[0].PausedBy = "ana"
+	s = withFocus(s, actionReview(consent.Action{Type: consent.ActionClick, Ref: "e1", Role: "button", Name: "Go"}))
+	m, _, r := newPageModel(t, s, 120, 40, page)
+	m = r.update(m, press("v"))
+	m = r.update(m, press("i"))
+	if !strings.Contains(screen(m), "ana has this take-over: i types only in your own") {
+		t.Fatalf("the refusal does not say whose take-over it is:\n%s", screen(m))
+	}
+	_ = r.update(m, press("b"))
+	time.Sleep(50 * time.Millisecond)
+	page.mu.Lock()
+	defer page.mu.Unlock()
+	if len(page.keys) != 0 {
+		t.Errorf("a key reached the page during another operator's take-over: %v", page.keys)
+	}
+}
+
 // A click on the picture clicks the matching page point; a click beside it
 // and any click outside input mode reach nothing.
 func TestPageClickMapsToThePagePoint(t *testing.T) {

@@ -46,15 +46,19 @@ func newDemoCmd(o *options, s streams) *cobra.Command {
 		Long: `demo runs the console with a deterministic scripted agent that walks the
 reference journey (docs/design.md §10) against the embedded fixture site, served on
 127.0.0.1: no LLM, no network. The agent says in the activity log what it
-asks and why; you answer each review with a key, and sign in by hand in the
-Chromium window when it hands over. Reviews wait up to 5 minutes for
-your key (the console's own defaults are 60 s on screen and 30 s in the
-queue), so there is time to read.
+asks and why; you answer each review with a key, and sign in by hand when it
+hands over: in the Chromium window, or from the terminal with v (the page)
+and i (typing into it). Reviews wait up to 5 minutes for your key, on
+screen or queued (the console's own default is 60 s), so there is time to
+read.
 
 Chromium is headed (it needs a display: use xvfb-run -a, or --headless
 and the console signs in for you) and runs on a fresh temporary profile
 unless --profile is given. A second Chromium, launched with a policy that
-lists only the fixture and blocks uploads, runs the policy steps.`,
+lists only the fixture and blocks uploads, runs the policy steps. The
+defaults listed below for --profile and --review-timeout are the
+console's; the demo uses a temporary profile and 5 minutes unless they
+are given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd.Context(), o, s)

@@ -108,9 +108,9 @@ func newRootCmd(s streams) *cobra.Command {
 		Use:   "tabwarden",
 		Short: "Supervise LLM agents driving a real Chromium, one keypress per consequential step",
 		Long: `tabwarden is a terminal console in which you supervise LLM agents that use the
-web. Agents drive a real, headed Chromium; every consequential step (opening an
-origin, reading it, each page action, each site-tool call, sharing a result)
-waits for your keypress.
+web. Agents drive a real Chromium (headed, or --headless with the page in
+the terminal); every consequential step (opening an origin, reading it, each
+page action, each site-tool call, sharing a result) waits for your keypress.
 
 Run without a command to start the console.`,
 		Args:          cobra.NoArgs,
