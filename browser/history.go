@@ -141,11 +141,12 @@ func (b *Browser) waitNewDocument(ctx context.Context, t *tab, before proto.Netw
 }
 
 // takeOver stops every load of conv's tabs: whatever the agent started is
-// not to finish under the operator's hands. Held navigation questions are
-// withdrawn (the engine already resolved their reviews as paused), and
-// the hook lets the operator's own navigation through from now on.
+// not to finish under the operator's hands. (Held navigation questions
+// were withdrawn on the event's delivery, onConsentEvent; not here: this
+// runs late on a busy machine, and after a resume a held question is the
+// agent's new one.) The hook lets the operator's own navigation through
+// from now on.
 func (b *Browser) takeOver(conv consent.ConversationID) {
-	b.cancelHeld(conv)
 	var ts []*tab
 	b.reg.mu.Lock()
 	for _, t := range b.reg.byID {

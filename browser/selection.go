@@ -11,7 +11,13 @@ func (b *Browser) onConsentEvent(e consent.Event) {
 	b.onHandleEvent(e)
 	if e.Kind == consent.EventTakeOver {
 		conv := e.Conversation
-		b.cancelHeld(conv)
+		// The engine already answered the held questions' reviews paused;
+		// this withdraws what is still asking. An event delivered after
+		// the operator resumed withdraws nothing: a question held now is
+		// the agent's next navigation, which asks anew.
+		if b.gate.Paused(conv) {
+			b.cancelHeld(conv)
+		}
 		b.spawn(func() { b.takeOver(conv) })
 		return
 	}
