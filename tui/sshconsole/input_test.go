@@ -29,7 +29,10 @@ func TestPasteAndTerminalRepliesApproveNothing(t *testing.T) {
 	ch := ask(r.eng, nav("https://alpha.test"))
 	rev := focused(t, r.eng)
 	s.WaitFor("alpha.test")
-	time.Sleep(time.Until(rev.ShownAt.Add(2 * testDelay)))
+	// The key-ahead guard counts from when the review reached this
+	// screen (no later than the WaitFor above), not from the engine's
+	// ShownAt: a screen drawn late under load would refuse the key.
+	time.Sleep(2 * testDelay)
 
 	for _, in := range untrustedInput {
 		s.Send(in.bytes)

@@ -26,7 +26,10 @@ func TestTwoOperatorsFirstDecisionWins(t *testing.T) {
 	rev := focused(t, r.eng)
 	sa.WaitFor("alpha.test")
 	sb.WaitFor("alpha.test")
-	time.Sleep(time.Until(rev.ShownAt.Add(2 * testDelay)))
+	// The key-ahead guard counts from when the review reached this
+	// screen (no later than the WaitFor above), not from the engine's
+	// ShownAt: a screen drawn late under load would refuse the key.
+	time.Sleep(2 * testDelay)
 
 	sa.Send("d")
 	var ce *errcode.Error

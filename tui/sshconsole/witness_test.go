@@ -58,7 +58,10 @@ func TestSSHAnswerWitnessMatchesLocal(t *testing.T) {
 		if s != nil {
 			s.WaitFor("Submit")
 		}
-		time.Sleep(time.Until(rev.ShownAt.Add(3 * testDelay)))
+		// The key-ahead guard counts from when the review reached this
+		// screen (no later than the WaitFor above), not from the engine's
+		// ShownAt: a screen drawn late under load would refuse the key.
+		time.Sleep(3 * testDelay)
 		before := site.Count("/submit")
 		if where == "ssh" {
 			s.Send("a")
