@@ -46,7 +46,7 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int, expand bool) []
 		b.field("will", "upload a file into "+target(u.Ref, u.Role, u.Name))
 		b.field("file", clean(u.Filename))
 		b.field("size", humanBytes(u.Size))
-		b.field("sha256", clean(u.SHA256))
+		b.field("sha256", groupedHash(clean(u.SHA256)))
 	case consent.KindToolCall:
 		if r.ToolCall == nil {
 			b.field("will", "call a site tool (no details supplied)")
@@ -93,7 +93,7 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int, expand bool) []
 		b.field("will", fmt.Sprintf("share the result of the site tool %s with the conversation", clean(d.ToolName)))
 		b.field("size", humanBytes(int64(d.Size)))
 		if d.SHA256 != "" {
-			b.field("sha256", clean(d.SHA256))
+			b.field("sha256", groupedHash(clean(d.SHA256)))
 		}
 		b.line("result (complete; j/k pgup/pgdn scroll):")
 		for _, l := range strings.Split(prettyResult(d.Result), "\n") {
@@ -111,6 +111,24 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int, expand bool) []
 		b.field("will", fmt.Sprintf("unknown review kind %q — deny unless you know what it is", clean(string(r.Kind))))
 	}
 	return b.lines
+}
+
+// groupedHash spaces a hex digest in groups of eight, so a narrow panel
+// breaks it between groups and the operator can compare it group by group
+// with the one the agent or the file shows; a digest cut mid-group reads as
+// two different strings.
+func groupedHash(h string) string {
+	if len(h) <= 8 || strings.ContainsRune(h, ' ') {
+		return h
+	}
+	var b strings.Builder
+	for i := 0; i < len(h); i += 8 {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(h[i:min(i+8, len(h))])
+	}
+	return b.String()
 }
 
 // collapsedInputLines is how much of a site tool's input a review shows

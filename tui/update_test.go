@@ -388,7 +388,7 @@ func TestPanelContents(t *testing.T) {
 		"action_key":    {"press the key Enter"},
 		"action_scroll": {"scroll down 600 px (deltaY 600)"},
 		"plan":          {" 1.", " 2.", " 3.", " 4.", `verify text_contains "Saved 1"`},
-		"upload":        {"invoice-2026-11.pdf", "1.2 MiB (1,258,291 bytes)", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
+		"upload":        {"invoice-2026-11.pdf", "1.2 MiB (1,258,291 bytes)", "9f86d081 884c7d65 9a2feaa0 c55ad015 a3bf4f1b 2b0b822c d15d6c15 b0f00a08"},
 		"tool_call":     {"save_draft — Save a draft", `"apiKey":"[redacted]"`, "advisory only"},
 		"tool_values":   {"input (values sent; keys that look secret are masked):", `"apiKey": "•••"`, "Numbers are up 4%", "… 2 more lines (enter shows all)"},
 		"disclosure":    {"713 bytes", "result (complete"},
@@ -401,6 +401,28 @@ func TestPanelContents(t *testing.T) {
 		for _, w := range wants {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: screen lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+}
+
+// A digest that wraps is cut between its groups of eight, never inside one,
+// so the operator compares whole groups at any width.
+func TestDigestWrapsBetweenGroups(t *testing.T) {
+	cases := panelCases()
+	for _, name := range []string{"upload", "disclosure"} {
+		var digest string
+		if r := cases[name].Focused; r.Upload != nil {
+			digest = r.Upload.SHA256
+		} else {
+			digest = r.Disclosure.SHA256
+		}
+		for _, w := range []int{60, 80, 100} {
+			got := plain(renderState(cases[name], w, 24))
+			for i := 0; i < len(digest); i += 8 {
+				if !strings.Contains(got, digest[i:i+8]) {
+					t.Errorf("%s at width %d: group %q of the digest is cut:\n%s", name, w, digest[i:i+8], got)
+				}
 			}
 		}
 	}
