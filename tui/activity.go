@@ -120,6 +120,13 @@ func (a activityLog) fit(es []activityEntry, w, h int) []string {
 			// The newest alone is too tall: its beginning, cut marked.
 			b = append([]string(nil), b[:room]...)
 			b[room-1] = markCut(b[room-1], w)
+		case room == 1:
+			// One line of an older entry is a fragment ("…appeared") that
+			// reads as noise; say instead how much is above.
+			b = []string{a.st.dim.Render(trunc(strings.Repeat(" ", activityIndent-1)+"… "+countOf(a.shown()-len(blocks), "earlier entry")+" above", w))}
+			blocks = append(blocks, b)
+			room = 0
+			continue
 		default:
 			// An older entry only partly fits: its end, which is where
 			// the narration says what to press, marked as continued.

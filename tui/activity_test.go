@@ -245,3 +245,26 @@ func TestTokenHostMenuWrapsBetweenEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestActivityOneLineLeftCountsWhatIsAbove: when one line is left for an
+// older entry, a fragment of its end ("…appeared") says nothing; the line
+// says how many entries are above instead.
+func TestActivityOneLineLeftCountsWhatIsAbove(t *testing.T) {
+	s := baseState()
+	s.Activity = []consent.Activity{
+		{Time: fixedNow, Conversation: "c1a2", Text: "first " + strings.Repeat("older ", 30) + "appeared"},
+		{Time: fixedNow.Add(time.Second), Conversation: "c1a2", Text: "second " + strings.Repeat("older ", 30) + "appeared"},
+		{Time: fixedNow.Add(2 * time.Second), Conversation: "c1a2", Text: "newest"},
+	}
+	lines := activityLog{s: s}.lines(60, 3)
+	got := ansi.Strip(lines[1])
+	if strings.Contains(got, "appeared") || !strings.Contains(got, "… 2 earlier entries above") {
+		t.Errorf("the line above the newest entry is %q, want a count of the 2 entries above", got)
+	}
+	if !strings.HasSuffix(lines[2], "newest") {
+		t.Errorf("the newest entry is not last: %q", lines[2])
+	}
+	if got := ansi.Strip(activityLog{s: s}.lines(60, 4)[2]); !strings.Contains(got, "appeared") {
+		t.Errorf("with two lines of room the older entry's end is not shown: %q", got)
+	}
+}

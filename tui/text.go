@@ -271,5 +271,8 @@ func countOf(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
+	if len(noun) > 1 && noun[len(noun)-1] == 'y' && !strings.ContainsRune("aeiou", rune(noun[len(noun)-2])) {
+		return strconv.Itoa(n) + " " + strings.TrimSuffix(noun, "y") + "ies"
+	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
