@@ -268,3 +268,22 @@ func TestActivityOneLineLeftCountsWhatIsAbove(t *testing.T) {
 		t.Errorf("with two lines of room the older entry's end is not shown: %q", got)
 	}
 }
+
+// TestMintedConfigCutSaysWhereAWholeCopyIs: a configuration cut into rows
+// pastes with line breaks inside the token, so the panel says where a whole
+// copy is; one that fits says nothing extra, and every character is shown.
+func TestMintedConfigCutSaysWhereAWholeCopyIs(t *testing.T) {
+	const token = "tw_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"
+	config := "# in ~/.codex/config.toml:\n[mcp_servers.tabwarden]\nurl = \"http://127.0.0.1:8765/mcp\"\nhttp_headers = { Authorization = \"Bearer " + token + "\" }"
+	p := tokenPanel{names: []string{"codex"}, hosts: []string{"codex"}, minted: &MintedToken{Name: "codex", Where: "Codex (http)", Config: config}, mintedFor: "codex"}
+	narrow := strings.Join(tokenBox{p: p}.lines(60), "\n")
+	if !strings.Contains(squash(narrow), "run `tabwarden connect codex` in a shell") {
+		t.Errorf("a cut configuration does not say where a whole copy is:\n%s", narrow)
+	}
+	if !strings.Contains(strings.ReplaceAll(narrow, "\n", ""), token) {
+		t.Errorf("the token lost characters:\n%s", narrow)
+	}
+	if wide := strings.Join(tokenBox{p: p}.lines(120), "\n"); strings.Contains(wide, "Rows are cut") || !strings.Contains(wide, token) {
+		t.Errorf("a configuration that fits is not shown plainly:\n%s", wide)
+	}
+}

@@ -60,6 +60,8 @@ type tokenPanel struct {
 	hosts  []string
 	sel    int
 	minted *MintedToken
+	// mintedFor is the host minted is configured for.
+	mintedFor string
 }
 
 // tokenBox draws the token panel. A minted configuration is shown whole:
@@ -106,9 +108,21 @@ func (t tokenBox) lines(w int) []string {
 	out = append(out, trunc("↑↓ select · X revoke the selected token (its conversations end)", w))
 	if m := t.p.minted; m != nil {
 		out = append(out, t.st.review.Render(rule("Token "+clean(m.Name)+": "+clean(m.Where), w, "─")))
+		var config []string
+		cut := false
 		for _, l := range splitLines(cleanBlock(m.Config)) {
-			out = append(out, chunk(l, w)...)
+			rows := chunk(l, w)
+			cut = cut || len(rows) > 1
+			config = append(config, rows...)
 		}
+		if cut {
+			// Copying cut rows from the screen pastes line breaks inside
+			// the token; say where a whole copy is.
+			for _, l := range wrap("Rows are cut to fit: paste from the clipboard, or run `tabwarden connect "+clean(t.p.mintedFor)+"` in a shell for a configuration that copies whole.", w) {
+				out = append(out, t.st.dim.Render(l))
+			}
+		}
+		out = append(out, config...)
 	}
 	return out
 }

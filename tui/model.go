@@ -500,7 +500,7 @@ func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		if err != nil {
 			return m.setFlash("minting a token failed: " + clean(err.Error())), true
 		}
-		p.minted = &tok
+		p.minted, p.mintedFor = &tok, host
 		p.names = m.opts.Minter.Tokens()
 		// OSC 52: terminals that allow it put the configuration on the
 		// clipboard; the others ignore the sequence.
