@@ -175,9 +175,19 @@ func (e *Engine) dropTabLocked(t *tab, why *errcode.Error, decision string) {
 		e.revokeScopedLocked(func(g *scopedGrant) bool { return g.Conversation == c.id && g.Tab == t.info.ID }, reason, Operator{})
 	}
 	for _, r := range append([]*review(nil), e.queue...) {
-		if r.tab == t {
-			e.resolveLocked(r, outcome{err: why, decision: decision, by: "engine"})
+		if r.tab != t {
+			continue
 		}
+		out := outcome{err: why, decision: decision, by: "engine"}
+		if r.op != nil && r.op.reason == nil && r.op.ctx.Err() != nil {
+			// The caller went first and the tab closed because of it (a
+			// browser_open whose caller died closes its new tab): the
+			// review is withdrawn for the caller's reason, as it would
+			// have been a moment later.
+			w := r.op.whyLocked()
+			out = outcome{err: w, decision: decisionFor(w.Code), by: "engine", note: "withdrawn: " + w.Message}
+		}
+		e.resolveLocked(r, out)
 	}
 	if op := e.tabOps[t.info.ID]; op != nil {
 		op.cancelLocked(why)

@@ -80,6 +80,49 @@ func TestOpEndAfterCallerGoneWithdrawsWithReason(t *testing.T) {
 	}
 }
 
+// A browser_open whose caller dies closes the tab it made; the tab's close
+// can reach the engine before the waiting Ask sees the cancellation. The
+// review is withdrawn for the caller's reason all the same, not recorded
+// as tab_closed (the killed-caller end-to-end test once saw that).
+func TestTabClosedAfterCallerGoneWithdrawsWithReason(t *testing.T) {
+	gone := errors.New("the caller is gone: the HTTP connection that carried the call closed")
+	h := newHarness(t, Config{}).std()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	op, err := h.e.Begin(ctx, "c1", "t1", "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.End()
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	r := h.focused("t1")
+	h.e.mu.Lock() // the tab closes before the waiting Ask can see the cancellation
+	cancel(gone)
+	h.e.mu.Unlock()
+	h.e.RemoveTab("t1")
+	wantCode(t, result(t, ch), errcode.Canceled)
+	recs := h.mem.Kind(audit.KindDecision)
+	if len(recs) != 1 || recs[0].Review != r.ID || recs[0].Decision != "canceled" || !strings.Contains(recs[0].Note, gone.Error()) {
+		t.Fatalf("decision records %+v, want one canceled, noted withdrawn with the reason", recs)
+	}
+}
+
+// A tab the operator or the site closes under a live caller is tab_closed.
+func TestTabClosedUnderLiveCallerIsTabClosed(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	op, err := h.e.Begin(context.Background(), "c1", "t1", "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.End()
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	h.focused("t1")
+	h.e.RemoveTab("t1")
+	wantCode(t, result(t, ch), errcode.TabClosed)
+	if recs := h.mem.Kind(audit.KindDecision); len(recs) != 1 || recs[0].Decision != "tab_closed" || recs[0].Note != "" {
+		t.Fatalf("decision records %+v, want one tab_closed", recs)
+	}
+}
+
 // Reviews the engine itself ends carry no "withdrawn" note: only a caller
 // that is gone withdraws.
 func TestEngineResolutionsAreNotWithdrawals(t *testing.T) {
