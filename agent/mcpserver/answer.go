@@ -55,6 +55,7 @@ type answerWatch struct {
 	failed   bool // a write or flush failed
 	ended    bool // the POST's handler returned
 	lost     []func()
+	onEnd    []func()
 }
 
 // watch wraps a POST so its tool call's answer can be followed; done must
@@ -133,10 +134,27 @@ func (a *answerWatch) end() {
 	if !a.answered {
 		lost, a.lost = a.lost, nil
 	}
+	onEnd := a.onEnd
+	a.onEnd = nil
 	a.mu.Unlock()
 	for _, f := range lost {
 		f()
 	}
+	for _, f := range onEnd {
+		f()
+	}
+}
+
+// whenEnded runs f once the POST's handling has ended (at once if it has).
+func (a *answerWatch) whenEnded(f func()) {
+	a.mu.Lock()
+	if a.ended {
+		a.mu.Unlock()
+		f()
+		return
+	}
+	a.onEnd = append(a.onEnd, f)
+	a.mu.Unlock()
 }
 
 func (a *answerWatch) Write(b []byte) (int, error) {

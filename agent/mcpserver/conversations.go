@@ -63,6 +63,11 @@ type conversation struct {
 	// out from them as a session does (idleSessionless). Both under s.mu.
 	inflight int
 	lastCall time.Time
+	// answering counts its calls' POSTs not yet ended: a call's answer is
+	// written after its handler returns. answered, when set, is closed
+	// once answering drops to zero (a revoke waits on it). Under s.mu.
+	answering int
+	answered  chan struct{}
 	// idles: a sessionless HTTP conversation (not the built-in agent's
 	// in-memory one, which ends with its agent).
 	idles bool
@@ -271,6 +276,12 @@ func (s *Server) toolHandler(tool *agent.Tool) mcp.ToolHandler {
 			return toolResult(res), nil
 		}
 		defer s.callEnded(c)
+		if a := s.answerFor(req); a != nil {
+			s.mu.Lock()
+			c.answering++
+			s.mu.Unlock()
+			a.whenEnded(func() { s.answerEnded(c) })
+		}
 		callCtx, done := s.attend(ctx, req, c)
 		res := s.cfg.Surface.Call(callCtx, c.id, tool.Name, args)
 		// The answer may not reach the caller when its request already
@@ -306,6 +317,17 @@ func (s *Server) callEnded(c *conversation) {
 	c.inflight--
 	c.lastCall = time.Now()
 	s.mu.Unlock()
+}
+
+// answerEnded ends one POST's count on c (toolHandler began it).
+func (s *Server) answerEnded(c *conversation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.answering--
+	if c.answering == 0 && c.answered != nil {
+		close(c.answered)
+		c.answered = nil
+	}
 }
 
 // idleSessionless ends, every tick, the sessionless conversations with no

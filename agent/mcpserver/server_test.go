@@ -262,10 +262,10 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 			if got := <-ts.surface.ended; got != conv {
 				t.Fatalf("cancelled call of %s, want %s", got, conv)
 			}
-			// Sessionless, the cancelled call still answers; stateful, the
-			// session closes under it and the client sees the call fail.
-			if o := <-done; o.err == nil && !o.res.IsError {
-				t.Fatalf("the running call was not cancelled: %+v", o.res)
+			// Sessionless or stateful, the cancelled call answers before
+			// its session closes: an error result, no bare transport error.
+			if o := <-done; o.err != nil || !o.res.IsError {
+				t.Fatalf("the running call's answer: %v %+v, want an error result", o.err, o.res)
 			}
 			st := waitState(t, ts.engine, "revoked conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
 			if !hasConv(survivor)(st) {
@@ -469,3 +469,4 @@ func TestRequestBodyCap(t *testing.T) {
 		t.Fatalf("an oversized request reached the Surface")
 	}
 }
+

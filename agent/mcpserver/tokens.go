@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
@@ -173,23 +174,64 @@ func (s *Server) revokeLocal(name, note string) error {
 			delete(s.tokens.byDigest, d)
 		}
 	}
+	// The ended conversations' running calls answer "revoked"; their
+	// sessions close only once those answers are written, or the client
+	// sees a bare transport error instead of why.
+	var answering []chan struct{}
 	for _, c := range s.convs {
 		if c.token == t {
 			s.endConversationLocked(c, "agent token "+name+" revoked")
+			if c.answering > 0 {
+				if c.answered == nil {
+					c.answered = make(chan struct{})
+				}
+				answering = append(answering, c.answered)
+			}
 		}
 	}
-	var sessions []*trackedSession
+	var sessions []*mcp.ServerSession
 	for _, ts := range s.sessions {
 		if ts.tokenID == t.id {
-			sessions = append(sessions, ts)
+			sessions = append(sessions, ts.session)
 		}
 	}
 	s.record(audit.Record{Kind: audit.KindRevoke, By: "operator", Note: note})
+	closed := s.closed // Close closes every session itself
 	s.mu.Unlock()
-	for _, ts := range sessions {
-		ts.session.Close()
+	if len(answering) == 0 || closed {
+		closeSessions(sessions)
+		return nil
 	}
+	// The operator's key does not wait for the answers.
+	s.watchers.Go(func() {
+		grace := time.NewTimer(agent.ShutdownGrace)
+		defer grace.Stop()
+		for _, ch := range answering {
+			select {
+			case <-ch:
+			case <-grace.C:
+				closeSessions(sessions)
+				return
+			}
+		}
+		// As at Close: a stateful client reads the answer and the
+		// session's event stream on separate connections; the stream's
+		// end read first would fail the call whose answer is on the wire.
+		linger := time.NewTimer(answerLinger)
+		defer linger.Stop()
+		select {
+		case <-linger.C:
+		case <-grace.C:
+		}
+		closeSessions(sessions)
+	})
 	return nil
+}
+
+func closeSessions(sessions []*mcp.ServerSession) {
+	for _, ss := range sessions {
+		ss.Close()
+	}
 }
 
 // verifyToken is the SDK bearer middleware's verifier.
