@@ -165,12 +165,11 @@ func (s *stack) take(sec section, n int) {
 // gives the review panel.
 func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH int) {
 	w, h := m.size()
-	hdr := header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}
-	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache}
-	if m.promptOpen {
-		ftr.prompt = m.input.View()
-	}
+	hdr, ftr := m.headerFooter()
 	hdrH, ftrH := len(hdr.lines(w)), len(ftr.lines(w))
+	if m.bodyOnly {
+		hdrH, ftrH = 0, 0
+	}
 	bodyH := max(0, h-hdrH-ftrH)
 
 	var panel *reviewPanel
@@ -189,10 +188,23 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 	} else {
 		body, panelW, panelBodyH = m.composeStacked(panel, w, bodyH)
 	}
+	if m.bodyOnly {
+		return body, panelW, panelBodyH
+	}
 	lines = strings.Split(hdr.Render(w, hdrH), "\n")
 	lines = append(lines, body...)
 	lines = append(lines, strings.Split(ftr.Render(w, ftrH), "\n")...)
 	return lines, panelW, panelBodyH
+}
+
+// headerFooter is the screen's header and footer as they stand.
+func (m Model) headerFooter() (header, footer) {
+	hdr := header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}
+	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache}
+	if m.promptOpen {
+		ftr.prompt = m.input.View()
+	}
+	return hdr, ftr
 }
 
 // originsFit reports whether every origin the review column would show fits

@@ -58,8 +58,11 @@ func (s *subscription) close() {
 type Model struct {
 	svc  Service
 	opts Options
-	keys keyMap
-	help help.Model
+	// bodyOnly: compose draws the body without header and footer (the
+	// side page view draws those across the full width).
+	bodyOnly bool
+	keys     keyMap
+	help     help.Model
 	// helpCache is shared by the model's copies, like sub.
 	helpCache *helpCache
 	st        styles

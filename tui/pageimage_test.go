@@ -241,8 +241,8 @@ func TestPageViewProtocolFromTheTerminalsReplies(t *testing.T) {
 					t.Fatalf("sixel: %v", err)
 				}
 				checkPicture(t, tc.name, img)
-				if m[1] != "2" || m[2] != "62" { // row 2, column 62: the side panel's picture
-					t.Errorf("sixel written at row %s column %s, want 2;62", m[1], m[2])
+				if m[1] != "4" || m[2] != "62" { // row 4 (under the header and the title), column 62: the side panel's picture
+					t.Errorf("sixel written at row %s column %s, want 4;62", m[1], m[2])
 				}
 				// The reported 10×20 cells: the picture is as wide as its cells.
 				_ = stop()

@@ -121,8 +121,8 @@ func TestXtermShowsThePageInSixel(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	// The panel starts at column 61 of 120 and is 59 columns wide; the
-	// block is the left half of the picture's width.
+	// The panel starts at column 61 of 120, under the header, and is 59
+	// columns wide; the block is the left half of the picture's width.
 	winW := xtermWidth(scr)
 	cellW := winW / 120
 	t.Logf("blue block %v (%d px) in a %d px wide xterm", box, n, winW)
@@ -135,8 +135,10 @@ func TestXtermShowsThePageInSixel(t *testing.T) {
 	if d := box.Min.X - 61*cellW; d < 0 || d > cellW {
 		t.Errorf("the block starts at x=%d, want the panel's first column, %d (cells of %d px)", box.Min.X, 61*cellW, cellW)
 	}
-	if box.Min.Y < 5 || box.Min.Y > 40 {
-		t.Errorf("the block starts at y=%d, want the row under the panel's title", box.Min.Y)
+	// Three rows down (the header's two lines, then the panel's title);
+	// a cell is 1.5 to 3 times as tall as wide.
+	if box.Min.Y < 3*cellW*3/2 || box.Min.Y > 3*cellW*3 {
+		t.Errorf("the block starts at y=%d, want the row under the panel's title, 3 rows down (cells %d px wide)", box.Min.Y, cellW)
 	}
 	if area := box.Dx() * box.Dy(); n < area*95/100 {
 		t.Errorf("the block is %d blue pixels in a %v box: not a solid picture", n, box)

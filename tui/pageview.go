@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"strconv"
@@ -230,6 +231,8 @@ type pageView struct {
 	textErr  string
 	textTop  int
 	textAge  int // ticks since the text was read
+	// textReading: a read is under way (frames do not start another).
+	textReading bool
 	// focus is where typed keys go while input is on (the focus marker),
 	// focusTab the tab it was read in; typed counts the printable keys sent
 	// since input began, typedFrom where the focused element's count
@@ -402,6 +405,11 @@ func (m *Model) pageUpdate(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.page.frame, m.page.err = msg.f, ""
+		// The first frame makes room for the page's text beside the
+		// picture: read it now rather than at the next tick.
+		if !m.page.textReading && m.page.textTab != m.pageTab() && m.textAreaIn(m.pageGeom()).rows > 0 {
+			return tea.Batch(msg.ps.wait(), m.readPageText()), true
+		}
 		return msg.ps.wait(), true
 	case pageEndedMsg:
 		if msg.ps != m.page.stream {
@@ -528,8 +536,79 @@ func (m Model) pageGeom() pageGeom {
 	if m.pictureTooSmall(g) {
 		g.textHint = true
 		g.head++
+		// Room the picture leaves shows the page's text instead of a
+		// line pointing at it.
+		bare := g
+		bare.textHint = false
+		bare.head--
+		if m.textAreaIn(bare).rows > 0 {
+			return bare
+		}
 	}
 	return g
+}
+
+// textArea is where a half-block picture's panel shows the page's text in
+// the room the picture leaves: right of it (a stacked panel is wider than
+// the picture) or under it (a side panel is taller). At 80×24 the picture
+// is about 28 columns of an 80-column panel, and at 120×40 it fills 19 of
+// 39 rows: too coarse to read either way (issue 25 §11), so the rest
+// shows what V would, as far as it fits.
+type textArea struct {
+	right      bool
+	x, y, cols int // the area's first cell, relative to the panel
+	rows       int // 0: no area
+}
+
+// textMinCols and textMinRows are the least room worth a text area.
+const (
+	textMinCols = 24
+	textMinRows = 4
+)
+
+// textAreaIn is g's text area: only for a half-block picture of a page
+// whose text this console can read, not in text mode (V shows it all).
+func (m Model) textAreaIn(g pageGeom) textArea {
+	f := m.page.frame
+	if !m.page.on || m.page.text || f.img == nil || m.pageTab() == "" || m.page.err != "" || m.pageProto() != PageHalfBlock {
+		return textArea{}
+	}
+	if _, ok := m.opts.Page.(PageTextSource); !ok {
+		return textArea{}
+	}
+	x0, y0, cols, rows := g.picture(f)
+	if cols == 0 {
+		return textArea{}
+	}
+	if free := g.pw - cols - 3; free >= textMinCols { // " │ " between
+		return textArea{right: true, x: x0 - g.x0 + cols + 3, y: y0 - g.y0, cols: free, rows: rows}
+	}
+	if free := g.ph - (y0 - g.y0) - rows; free >= textMinRows {
+		return textArea{x: 0, y: y0 - g.y0 + rows, cols: g.pw, rows: free}
+	}
+	return textArea{}
+}
+
+// textAreaLines fills a: a heading naming V, then the page's text from
+// its top, its last line saying more is there when it does not fit.
+func (m Model) textAreaLines(a textArea, tab consent.TabID) []string {
+	heading := firstFit(a.cols, "page text · V shows all of it", "page text · V all", "V: text")
+	if !a.right {
+		heading = rule(heading, a.cols, "─")
+	}
+	out := []string{m.st.dim.Render(heading)}
+	switch {
+	case m.page.textErr != "":
+		return append(out, m.st.warn.Render(trunc("page text: "+clean(m.page.textErr), a.cols)))
+	case m.page.textTab != tab:
+		return append(out, m.st.dim.Render(trunc("reading the page's text…", a.cols)))
+	}
+	text := m.pageTextLines(a.cols + 1)
+	room := a.rows - 1
+	if len(text) > room && room > 0 {
+		text = append(text[:room-1:room-1], m.st.dim.Render(trunc(fmt.Sprintf("… %d more lines: V", len(text)-(room-1)), a.cols)))
+	}
+	return append(out, text...)
 }
 
 // readableScale is the least picture detail, in pixels per CSS pixel of
@@ -585,13 +664,17 @@ func textHint(w int, typing bool) string {
 
 func (m Model) pageGeomCells() pageGeom {
 	w, h := m.size()
+	hdr, ftr := m.headerFooter()
+	hdrH, ftrH := len(hdr.lines(w)), len(ftr.lines(w))
 	if w >= pageSideWidth {
+		// The header and the footer keep the full width (the header's
+		// version and browser, every key); the panel sits beside the
+		// body between them.
 		rest := max(60, w*2/5)
-		return pageGeom{side: true, restW: rest, restH: h, x0: rest + 1, y0: 0, pw: w - rest - 1, ph: h}
+		body := max(0, h-hdrH-ftrH)
+		return pageGeom{side: true, restW: rest, restH: body, x0: rest + 1, y0: hdrH, pw: w - rest - 1, ph: body}
 	}
-	hdrH := len(header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}.lines(w))
-	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st}
-	body := max(0, h-hdrH-len(ftr.lines(w)))
+	body := max(0, h-hdrH-ftrH)
 	// The picture wants w columns at the viewport's shape (4:3 until the
 	// first frame says otherwise); the rest of the screen keeps at least
 	// 45% of the body for the review.
@@ -652,15 +735,17 @@ func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
 	g := m.pageGeom()
 	rest := m
 	rest.width, rest.height = g.restW, g.restH
+	rest.bodyOnly = g.side
 	lines, pw, pbh := rest.compose(vp)
 	if vp == nil {
 		return nil, pw, pbh
 	}
 	panel := m.pagePanel(g)
 	if g.side {
-		out := make([]string, h)
+		hdr, ftr := m.headerFooter()
+		out := strings.Split(hdr.Render(w, g.y0), "\n")
 		sep := m.st.rule.Render("│")
-		for i := range out {
+		for i := range g.ph {
 			l, p := "", ""
 			if i < len(lines) {
 				l = lines[i]
@@ -668,9 +753,10 @@ func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
 			if i < len(panel) {
 				p = panel[i]
 			}
-			out[i] = padRight(l, g.restW) + sep + p
+			out = append(out, padRight(l, g.restW)+sep+p)
 		}
-		return out, pw, pbh
+		out = append(out, strings.Split(ftr.Render(w, h-g.y0-g.ph), "\n")...)
+		return fitLines(out, w, h), pw, pbh
 	}
 	out := append([]string{}, lines[:min(g.y0, len(lines))]...)
 	out = append(out, panel...)
@@ -772,7 +858,26 @@ func (m Model) pagePanel(g pageGeom) []string {
 		default:
 			mark, marked := m.pageMark(tab)
 			focus, focused := m.focusBox(tab)
-			lines = append(lines, m.pageShared.cache.lines(f, cols, rows, mark, marked, focus, focused)...)
+			pic := m.pageShared.cache.lines(f, cols, rows, mark, marked, focus, focused)
+			a := m.textAreaIn(g)
+			if a.rows == 0 {
+				lines = append(lines, pic...)
+				break
+			}
+			text := m.textAreaLines(a, tab)
+			if a.right {
+				sep := m.st.rule.Render("│")
+				for i, l := range pic {
+					t := ""
+					if i < len(text) {
+						t = text[i]
+					}
+					lines = append(lines, l+" "+sep+" "+t)
+				}
+				break
+			}
+			lines = append(lines, pic...)
+			lines = append(lines, text...)
 		}
 	}
 	return fitLines(lines, g.pw, g.ph)
@@ -805,6 +910,7 @@ func (m *Model) readPageText() tea.Cmd {
 		return nil
 	}
 	m.page.textAge = 0
+	m.page.textReading = true
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -817,6 +923,7 @@ func (m *Model) readPageText() tea.Cmd {
 func (m *Model) pageTextUpdate(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case pageTextMsg:
+		m.page.textReading = false
 		if msg.tab != m.pageTab() {
 			return nil
 		}
@@ -828,7 +935,7 @@ func (m *Model) pageTextUpdate(msg tea.Msg) tea.Cmd {
 			m.page.textErr = msg.err.Error()
 		}
 	case tickMsg:
-		if m.page.on && m.page.text {
+		if m.page.on && (m.page.text || m.textAreaIn(m.pageGeom()).rows > 0) {
 			m.page.textAge++
 			if m.page.textAge >= pageTextEvery || m.page.textTab != m.pageTab() {
 				return m.readPageText()
