@@ -249,3 +249,54 @@ func TestHeadlessBannerAsksForNoTyping(t *testing.T) {
 		t.Errorf("the note outlived the take-over: %q", got)
 	}
 }
+
+// TestHeadedBannerSaysWhatToType: with a window, the take-over banner's
+// note carries the credentials and the keys, so what to type stays on
+// screen when the log has no room (80×24 with the page view open showed
+// no log line); it goes with the take-over.
+func TestHeadedBannerSaysWhatToType(t *testing.T) {
+	s := &fakeSurface{answer: func(tool string, _ int) agent.Result {
+		t.Fatalf("unexpected tool call %s", tool)
+		return agent.Result{}
+	}}
+	a, eng := newWalk(t, s)
+	if err := eng.TakeOver("demo"); err != nil {
+		t.Fatal(err)
+	}
+	note := func() string {
+		for _, c := range eng.Snapshot().Conversations {
+			if c.ID == "demo" {
+				return c.PauseNote
+			}
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, Select("await-resume")) }()
+	ch, stop := eng.Changes()
+	defer stop()
+	for note() == "" {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("no take-over note")
+		}
+	}
+	n := note()
+	for _, want := range []string{`"` + User + `"`, `"` + Password + `"`, "One-time code empty", "v then i", "press r"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("banner note %q lacks %q", n, want)
+		}
+	}
+	if err := eng.Resume("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := note(); got != "" {
+		t.Errorf("the note outlived the take-over: %q", got)
+	}
+}

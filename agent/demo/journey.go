@@ -101,7 +101,16 @@ var (
 	signedInNote  = fmt.Sprintf("The console signed in for you as user name %q (the page says \"Session active\"); there is nothing to type. Press r to resume.", User)
 )
 
+// signInNote is the headed demo's take-over banner: what to type stays
+// on screen however little room the log has (at 80×24 with the page view
+// open the log showed no line).
+var signInNote = fmt.Sprintf("Sign in as user name %q, password %q, One-time code empty: in the Chromium window, or here with v then i "+
+	"(tab moves between fields, enter submits, esc stops typing). When the page says \"Session active\", press r.", User, Password)
+
 func stepAwaitResume(ctx context.Context, a *Agent) error {
+	if a.cfg.SignIn == nil {
+		a.cfg.Engine.SetPauseNote(a.cfg.Conv, signInNote)
+	}
 	if a.cfg.SignIn != nil {
 		a.cfg.Engine.SetPauseNote(a.cfg.Conv, signingInNote)
 		if err := a.cfg.SignIn(ctx, a.Tab); err != nil {
