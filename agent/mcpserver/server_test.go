@@ -469,4 +469,3 @@ func TestRequestBodyCap(t *testing.T) {
 		t.Fatalf("an oversized request reached the Surface")
 	}
 }
-
