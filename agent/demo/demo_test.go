@@ -190,22 +190,7 @@ func TestHeadlessSignsInForTheOperator(t *testing.T) {
 // operator, and after, the take-over banner's note (the state every screen
 // renders) says so and asks for r, never for typing (issue 25).
 func TestHeadlessBannerAsksForNoTyping(t *testing.T) {
-	s := &fakeSurface{answer: func(tool string, _ int) agent.Result {
-		t.Fatalf("unexpected tool call %s", tool)
-		return agent.Result{}
-	}}
-	a, eng := newWalk(t, s)
-	if err := eng.TakeOver("demo"); err != nil { // the handoff's pause
-		t.Fatal(err)
-	}
-	note := func() string {
-		for _, c := range eng.Snapshot().Conversations {
-			if c.ID == "demo" {
-				return c.PauseNote
-			}
-		}
-		return ""
-	}
+	a, eng, note := pausedWalk(t)
 	var during string
 	a.cfg.SignIn = func(context.Context, string) error {
 		during = note()
@@ -255,22 +240,7 @@ func TestHeadlessBannerAsksForNoTyping(t *testing.T) {
 // screen when the log has no room (80×24 with the page view open showed
 // no log line); it goes with the take-over.
 func TestHeadedBannerSaysWhatToType(t *testing.T) {
-	s := &fakeSurface{answer: func(tool string, _ int) agent.Result {
-		t.Fatalf("unexpected tool call %s", tool)
-		return agent.Result{}
-	}}
-	a, eng := newWalk(t, s)
-	if err := eng.TakeOver("demo"); err != nil {
-		t.Fatal(err)
-	}
-	note := func() string {
-		for _, c := range eng.Snapshot().Conversations {
-			if c.ID == "demo" {
-				return c.PauseNote
-			}
-		}
-		return ""
-	}
+	a, eng, note := pausedWalk(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -299,4 +269,27 @@ func TestHeadedBannerSaysWhatToType(t *testing.T) {
 	if got := note(); got != "" {
 		t.Errorf("the note outlived the take-over: %q", got)
 	}
+}
+
+// pausedWalk is a walk of the demo conversation taken over (the handoff's
+// pause) with no tool call expected, and the take-over note it shows.
+func pausedWalk(t *testing.T) (*Agent, *consent.Engine, func() string) {
+	t.Helper()
+	s := &fakeSurface{answer: func(tool string, _ int) agent.Result {
+		t.Fatalf("unexpected tool call %s", tool)
+		return agent.Result{}
+	}}
+	a, eng := newWalk(t, s)
+	if err := eng.TakeOver("demo"); err != nil {
+		t.Fatal(err)
+	}
+	note := func() string {
+		for _, c := range eng.Snapshot().Conversations {
+			if c.ID == "demo" {
+				return c.PauseNote
+			}
+		}
+		return ""
+	}
+	return a, eng, note
 }
