@@ -207,7 +207,20 @@ var ErrNoEndpoint = errors.New("no endpoint file names a running console")
 // console process is alive, with the file it came from. Its error names every
 // place it looked and what it found there.
 func FindEndpoint() (Endpoint, string, error) {
-	var looked []string
+	eps, paths, err := LiveEndpoints()
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return eps[0], paths[0], nil
+}
+
+// LiveEndpoints is every live endpoint file on EndpointSearchPath, in its
+// order, with its path; ErrNoEndpoint (saying where it looked) when none.
+// Two consoles of one user can both be live (another HOME, a
+// --endpoint-dir): a relay with a token picks the one that accepts it.
+func LiveEndpoints() ([]Endpoint, []string, error) {
+	var looked, paths []string
+	var eps []Endpoint
 	for _, path := range EndpointSearchPath() {
 		ep, err := ReadEndpointFile(path)
 		switch {
@@ -218,10 +231,13 @@ func FindEndpoint() (Endpoint, string, error) {
 		case ep.PID > 0 && !processAlive(ep.PID):
 			looked = append(looked, fmt.Sprintf("%s (stale: console pid %d is gone)", path, ep.PID))
 		default:
-			return ep, path, nil
+			eps, paths = append(eps, ep), append(paths, path)
 		}
 	}
-	return Endpoint{}, "", fmt.Errorf("%w; looked in %s", ErrNoEndpoint, strings.Join(looked, ", "))
+	if len(eps) == 0 {
+		return nil, nil, fmt.Errorf("%w; looked in %s", ErrNoEndpoint, strings.Join(looked, ", "))
+	}
+	return eps, paths, nil
 }
 
 // processAlive reports whether pid names a process (EPERM: alive, not ours).

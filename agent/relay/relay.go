@@ -62,14 +62,24 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 func Locate(where, token string) (mcpserver.Endpoint, string, error) {
 	switch {
 	case where == "":
-		ep, path, err := mcpserver.FindEndpoint()
+		eps, paths, err := mcpserver.LiveEndpoints()
 		if errors.Is(err, mcpserver.ErrNoEndpoint) {
-			return ep, "", fmt.Errorf("%w (%v); start `tabwarden` first, or pass --endpoint FILE|URL", ErrNoConsole, err)
+			return mcpserver.Endpoint{}, "", fmt.Errorf("%w (%v); start `tabwarden` first, or pass --endpoint FILE|URL", ErrNoConsole, err)
 		}
 		if err != nil {
-			return ep, "", fmt.Errorf("read the console's endpoint: %w", err)
+			return mcpserver.Endpoint{}, "", fmt.Errorf("read the console's endpoint: %w", err)
 		}
-		return withToken(ep, token), path, nil
+		// A host's own token names its console: with more than one live,
+		// the first that accepts it (the first found when none does, for
+		// RunEndpoint's clear refusal).
+		if token != "" && len(eps) > 1 {
+			for i, ep := range eps {
+				if accepts(ep.URL, token) {
+					return withToken(ep, token), paths[i], nil
+				}
+			}
+		}
+		return withToken(eps[0], token), paths[0], nil
 	case strings.HasPrefix(where, "http://") || strings.HasPrefix(where, "https://"):
 		if u, err := url.Parse(where); err != nil || u.Host == "" {
 			return mcpserver.Endpoint{}, "", fmt.Errorf("--endpoint %q is not a URL with a host", where)
@@ -313,6 +323,12 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 	// Any other answer (400: a GET without a session) means a console with
 	// this token is there.
 	return nil
+}
+
+// accepts reports whether a console answers at url and takes token.
+func accepts(url, token string) bool {
+	client := &http.Client{Transport: bearer{secret: token, instance: rand.Text()}}
+	return probe(context.Background(), client, url) == nil
 }
 
 type bearer struct{ secret, instance string }

@@ -43,8 +43,12 @@ func (r *recorder) seen() []consent.ConversationID {
 // a private runtime dir.
 func console(t *testing.T) (*mcpserver.Server, *consent.Engine, *recorder) {
 	t.Helper()
+	// Every place the search path looks is the test's own: a console the
+	// person running the tests has open (its file in /tmp/tabwarden-UID)
+	// must not answer for this one.
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
+	t.Setenv("TMPDIR", t.TempDir())
 	eng := consent.New(consent.Config{})
 	t.Cleanup(eng.Close)
 	rec := &recorder{}
@@ -124,6 +128,7 @@ func TestRelayCarriesBothProtocols(t *testing.T) {
 func TestRelayWithoutConsole(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
+	t.Setenv("TMPDIR", t.TempDir())
 	err := Run(context.Background(), strings.NewReader(""), io.Discard)
 	if !errors.Is(err, ErrNoConsole) {
 		t.Fatalf("Run with no console: %v", err)
@@ -157,6 +162,30 @@ func TestRelayFindsConsoleWithOnlyHome(t *testing.T) {
 	cs.Close()
 	if err := <-runErr; err != nil {
 		t.Fatalf("relay: %v", err)
+	}
+}
+
+// Two live consoles on the search path (another HOME's console, one
+// under /tmp): a relay given a token connects to the console that accepts
+// it, whichever file comes first; with a token neither takes, the first
+// found (whose refusal RunEndpoint reports).
+func TestRelayPicksTheConsoleThatTakesItsToken(t *testing.T) {
+	a, _, _ := console(t)
+	aDir := os.Getenv("XDG_RUNTIME_DIR")
+	b, _, _ := console(t)
+	t.Setenv("XDG_RUNTIME_DIR", aDir) // a's file first, b's under b's HOME after
+	paths := mcpserver.EndpointSearchPath()
+	for _, c := range []struct {
+		token, wantURL string
+	}{
+		{b.DefaultToken().Secret, b.URL()},
+		{a.DefaultToken().Secret, a.URL()},
+		{"tw_neither", a.URL()},
+	} {
+		ep, from, err := Locate("", c.token)
+		if err != nil || ep.URL != c.wantURL || ep.Token != c.token {
+			t.Errorf("Locate with a token: %s from %s (%v), want %s; search path %v", ep.URL, from, err, c.wantURL, paths)
+		}
 	}
 }
 
