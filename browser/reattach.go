@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
@@ -94,8 +95,15 @@ func (b *Browser) attachAgain(stale []proto.TargetTargetID) (*conn, error) {
 	b.mu.Unlock()
 	for _, t := range stale {
 		ctx, cancel := b.call(b.ctx)
-		_, _ = proto.TargetCloseTarget{TargetID: t}.Call(c.rod.Context(ctx))
+		if _, err := (proto.TargetCloseTarget{TargetID: t}).Call(c.rod.Context(ctx)); err != nil && !isNoTarget(err) {
+			// The tab stays in the browser with no owner here; say so.
+			b.log.Warn("close a tab of the lost connection", "target", string(t), "err", err)
+		}
 		cancel()
 	}
 	return c, nil
 }
+
+// isNoTarget: the browser no longer has the target (a fleet's session
+// ends with its socket, and its tabs with it).
+func isNoTarget(err error) bool { return strings.Contains(err.Error(), "No target with given id") }

@@ -73,7 +73,7 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 		t.Fatalf("review %+v", r)
 	}
 	if n := a.Total(); n != before {
-		t.Fatalf("after resume the site was reached before consent")
+		t.Fatalf("after resume the site was reached before consent: %+v", a.Requests()[before:])
 	}
 	if err := eng.Decide(r.ID, false); err != nil {
 		t.Fatal(err)
