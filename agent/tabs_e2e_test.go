@@ -89,7 +89,7 @@ func (e *e2e) newPages(before map[string]string, what string, cond func(map[stri
 
 // siteRequests counts what reached the site but Chromium's own favicon
 // fetch, which follows a load at a time of its choosing.
-func siteRequests(s *fixture.Server) int { return s.Total() - s.Count("/favicon.ico") }
+func siteRequests(s *fixture.Server) int { return s.PageRequests() }
 
 func urls(pages map[string]string) []string {
 	var out []string

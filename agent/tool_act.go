@@ -30,7 +30,7 @@ type ActAction struct {
 	Ref    string   `json:"ref,omitempty" jsonschema:"element ref from the observation, e.g. e12"`
 	X      *float64 `json:"x,omitempty" jsonschema:"CSS pixel x (click by coordinates needs an image observation; scroll position)"`
 	Y      *float64 `json:"y,omitempty" jsonschema:"CSS pixel y"`
-	Text   string   `json:"text,omitempty" jsonschema:"fill: text that replaces the field's content (at most 8000 chars)"`
+	Text   string   `json:"text,omitempty" jsonschema:"fill: text that replaces the field's content (at most 8000 characters)"`
 	Value  string   `json:"value,omitempty" jsonschema:"select: option value"`
 	Label  string   `json:"label,omitempty" jsonschema:"select: option label"`
 	Key    string   `json:"key,omitempty" jsonschema:"key: Enter, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Backspace, Space, PageUp, PageDown, Home or End"`

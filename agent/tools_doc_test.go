@@ -103,10 +103,11 @@ func argRows(s *jsonschema.Schema, prefix string) []string {
 			}
 			meaning += " (one of: " + strings.Join(vs, ", ") + ")"
 		}
-		if p.Minimum != nil && p.Maximum != nil {
+		// A limit the description already states is not said twice.
+		if p.Minimum != nil && p.Maximum != nil && !strings.Contains(meaning, fmt.Sprintf("%v to %v", *p.Minimum, *p.Maximum)) {
 			meaning += fmt.Sprintf(" (%v to %v)", *p.Minimum, *p.Maximum)
 		}
-		if p.MaxLength != nil {
+		if p.MaxLength != nil && !strings.Contains(meaning, fmt.Sprintf("at most %d", *p.MaxLength)) {
 			meaning += fmt.Sprintf(" (at most %d characters)", *p.MaxLength)
 		}
 		if p.MinItems != nil && p.MaxItems != nil {

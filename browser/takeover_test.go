@@ -66,21 +66,21 @@ func TestTakeOverGivesNavigationToTheOperator(t *testing.T) {
 	}
 	// The origin the operator visited was never granted, and the agent's
 	// own grant for a died with the take-over: both ask again.
-	before := a.Total()
+	before := a.PageRequests()
 	go func() { done <- br.Navigate(ctx, conv, tab, a.URL+"/session") }()
 	r := queued(t, eng, a.URL)
 	if r.Gate != consent.GateNavigation || r.Tab != tab {
 		t.Fatalf("review %+v", r)
 	}
-	if n := a.Total(); n != before {
-		t.Fatalf("after resume the site was reached before consent: %+v", a.Requests()[before:])
+	if n := a.PageRequests(); n != before {
+		t.Fatalf("after resume the site was reached before consent: %+v", a.Requests())
 	}
 	if err := eng.Decide(r.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, <-done, errcode.UserDenied)
-	if n := a.Total(); n != before {
-		t.Fatalf("a denied navigation after resume reached the site")
+	if n := a.PageRequests(); n != before {
+		t.Fatalf("a denied navigation after resume reached the site: %+v", a.Requests())
 	}
 }
 

@@ -270,14 +270,14 @@ func LoopbackAddr(addr string) (string, error) {
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("mcpserver: listen address %q: %w", addr, err)
+		return "", fmt.Errorf("listen address %q: %w", addr, err)
 	}
 	if strings.EqualFold(host, "localhost") { // host names ignore case
 		host = "127.0.0.1"
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil || !ip.IsLoopback() || !ip.Is4() {
-		return "", fmt.Errorf("mcpserver: listen address %q: the MCP server listens on a 127.x.x.x loopback address only", addr)
+		return "", fmt.Errorf("listen address %q: the MCP server listens on a 127.x.x.x loopback address only", addr)
 	}
 	return net.JoinHostPort(ip.String(), port), nil
 }

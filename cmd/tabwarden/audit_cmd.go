@@ -60,6 +60,7 @@ records as JSON lines instead.`,
 				// before it are still the truth, so show them and say so.
 				slog.Warn("audit: skipped unreadable lines", "file", path, "err", err)
 			}
+			all := len(recs)
 			recs = keep(recs)
 			if asJSON {
 				enc := json.NewEncoder(s.out)
@@ -71,7 +72,11 @@ records as JSON lines instead.`,
 				return nil
 			}
 			if len(recs) == 0 {
-				fmt.Fprintf(s.out, "No records in %s.\n", path)
+				if all > 0 {
+					fmt.Fprintf(s.out, "No records match --conversation/--since among the %d in %s.\n", all, path)
+				} else {
+					fmt.Fprintf(s.out, "No records in %s.\n", path)
+				}
 				return nil
 			}
 			if err := audit.RenderTable(s.out, recs, outputWidth(s)); err != nil {

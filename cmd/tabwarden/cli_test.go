@@ -372,6 +372,9 @@ func TestErrorsArePlainLines(t *testing.T) {
 		{[]string{"--grant-window", "1s"}, []string{"tabwarden: invalid --grant-window 1s", "Run 'tabwarden --help' for usage."}, nil},
 		{[]string{"demo", "--review-timeout", "1s"}, []string{"tabwarden: invalid --review-timeout 1s", "Run 'tabwarden demo --help' for usage."}, nil},
 		{[]string{"run", "task", "--model", "m", "--provider", "acme"}, []string{"tabwarden: invalid --provider 'acme'", "Run 'tabwarden run --help' for usage."}, nil},
+		{[]string{"run", "task"}, []string{"tabwarden: run: no model: pass --model", "Run 'tabwarden run --help' for usage."}, nil},
+		{[]string{"connect", "claude-code", "--transport", "grpc"}, []string{"tabwarden: connect: unknown transport", "Run 'tabwarden connect --help' for usage."}, nil},
+		{[]string{"--mcp-listen", "0.0.0.0:9999", "version"}, []string{"tabwarden: invalid --mcp-listen '0.0.0.0:9999': listen address"}, []string{"mcpserver:"}},
 		{[]string{"run", "task", "--model", "m", "--setup", "local"}, []string{"--setup local:", "providers.json does not exist"}, []string{"(have: )"}},
 	} {
 		r := run(t, nil, tc.args...)

@@ -42,7 +42,7 @@ are its own, and every consequential step still waits for the operator.`,
 				return badUsagef("connect takes one HOST: %s", strings.Join(hosts.Names(), ", "))
 			}
 			if _, err := hosts.Render(args[0], hosts.Transport(transport), hosts.Target{}); err != nil {
-				return usageErrorf("connect: %v", err)
+				return badUsagef("connect: %v", err)
 			}
 			return nil
 		},

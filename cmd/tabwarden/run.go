@@ -133,7 +133,7 @@ func (ro *runOptions) llmConfig(getenv func(string) string) (llm.Config, string,
 		return cfg, "", badUsagef("invalid --provider '%s': use openai or anthropic", cfg.Provider)
 	}
 	if cfg.Model == "" {
-		return cfg, "", usageErrorf("run: no model: pass --model (or --setup)")
+		return cfg, "", badUsagef("run: no model: pass --model (or --setup)")
 	}
 	if cfg.Images != "" && cfg.Images != "on" && cfg.Images != "off" {
 		return cfg, "", badUsagef("invalid --images '%s': use on or off", cfg.Images)
