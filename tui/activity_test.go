@@ -1,6 +1,7 @@
 package tui
 
 import (
+	tea "charm.land/bubbletea/v2"
 	"fmt"
 	"regexp"
 	"slices"
@@ -232,7 +233,7 @@ func TestTokenHostMenuWrapsBetweenEntries(t *testing.T) {
 	hosts := []string{"claude-code", "codex", "opencode", "gemini-cli", "cursor", "vscode"}
 	for w := 30; w <= 120; w++ {
 		lines := tokenBox{p: tokenPanel{names: []string{"default"}, hosts: hosts}}.lines(w)
-		menu := strings.Join(lines[2:len(lines)-1], "\n")
+		menu := strings.Join(lines[2:], "\n")
 		for i, h := range hosts {
 			if !strings.Contains(menu, fmt.Sprintf("%d %s", i+1, h)) {
 				t.Fatalf("w=%d: entry %d %s is split:\n%s", w, i+1, h, menu)
@@ -277,7 +278,7 @@ func TestMintedConfigCutSaysWhereAWholeCopyIs(t *testing.T) {
 	config := "# in ~/.codex/config.toml:\n[mcp_servers.tabwarden]\nurl = \"http://127.0.0.1:8765/mcp\"\nhttp_headers = { Authorization = \"Bearer " + token + "\" }"
 	p := tokenPanel{names: []string{"codex"}, hosts: []string{"codex"}, minted: &MintedToken{Name: "codex", Where: "Codex (http)", Config: config}, mintedFor: "codex"}
 	narrow := strings.Join(tokenBox{p: p}.lines(60), "\n")
-	if !strings.Contains(squash(narrow), "run `tabwarden connect codex` in a shell") {
+	if !strings.Contains(squash(narrow), "`tabwarden connect codex` in a shell prints a new token's configuration whole") {
 		t.Errorf("a cut configuration does not say where a whole copy is:\n%s", narrow)
 	}
 	if !strings.Contains(strings.ReplaceAll(narrow, "\n", ""), token) {
@@ -285,5 +286,32 @@ func TestMintedConfigCutSaysWhereAWholeCopyIs(t *testing.T) {
 	}
 	if wide := strings.Join(tokenBox{p: p}.lines(120), "\n"); strings.Contains(wide, "Rows are cut") || !strings.Contains(wide, token) {
 		t.Errorf("a configuration that fits is not shown plainly:\n%s", wide)
+	}
+}
+
+// A minted configuration takes the whole token panel, so 80×24 shows it to
+// its last line (the walk saw it cut before the token); esc goes back to
+// the list, a second esc closes the panel.
+func TestMintedConfigShowsWholeAt80x24(t *testing.T) {
+	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{names: []string{"default", "codex", "gemini-cli"}}})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = r.update(m, press("n"))
+	m = r.update(m, press("1"))
+	s := screen(m)
+	if !strings.Contains(strings.ReplaceAll(s, "\n", ""), "tw_test-secret-that-is-long-enough-to-pass-the-edge") {
+		t.Errorf("the minted configuration is cut before its token:\n%s", s)
+	}
+	if strings.Contains(s, "new token for:") {
+		t.Errorf("the host menu still takes room beside the configuration:\n%s", s)
+	}
+	m = r.update(m, press("esc"))
+	if s := screen(m); !strings.Contains(s, "new token for:") || strings.Contains(s, "tw_test-secret") {
+		t.Errorf("esc did not go back to the list:\n%s", s)
+	}
+	m = r.update(m, press("esc"))
+	if s := screen(m); strings.Contains(s, "Agent tokens") {
+		t.Errorf("a second esc did not close the panel:\n%s", s)
 	}
 }

@@ -76,6 +76,11 @@ type tokenBox struct {
 func (t tokenBox) Render(w, h int) string { return block(t.lines(w), w, h) }
 
 func (t tokenBox) lines(w int) []string {
+	if t.p.minted != nil {
+		// The configuration alone, so a small screen shows it whole; esc
+		// goes back to the list.
+		return t.mintedLines(w)
+	}
 	out := []string{t.st.review.Render(rule("Agent tokens (esc closes)", w, "═"))}
 	if len(t.p.names) == 0 {
 		out = append(out, "  no live tokens")
@@ -105,9 +110,17 @@ func (t tokenBox) lines(w int) []string {
 		line += sep + h
 	}
 	out = append(out, trunc(line, w))
-	out = append(out, trunc("↑↓ select · X revoke the selected token (its conversations end)", w))
+	for _, l := range wrap("↑↓ select · X revoke the selected token (its conversations end)", w) {
+		out = append(out, l)
+	}
+	return out
+}
+
+// mintedLines is the panel showing the configuration just minted.
+func (t tokenBox) mintedLines(w int) []string {
+	var out []string
 	if m := t.p.minted; m != nil {
-		out = append(out, t.st.review.Render(rule("Token "+clean(m.Name)+": "+clean(m.Where), w, "─")))
+		out = append(out, t.st.review.Render(rule("Token "+clean(m.Name)+": "+clean(m.Where)+" (esc: the list)", w, "═")))
 		var config []string
 		cut := false
 		for _, l := range splitLines(cleanBlock(m.Config)) {
@@ -118,7 +131,7 @@ func (t tokenBox) lines(w int) []string {
 		if cut {
 			// Copying cut rows from the screen pastes line breaks inside
 			// the token; say where a whole copy is.
-			for _, l := range wrap("Rows are cut to fit: paste from the clipboard, or run `tabwarden connect "+clean(t.p.mintedFor)+"` in a shell for a configuration that copies whole.", w) {
+			for _, l := range wrap("Rows are cut to fit: paste from the clipboard, or widen the terminal; `tabwarden connect "+clean(t.p.mintedFor)+"` in a shell prints a new token's configuration whole.", w) {
 				out = append(out, t.st.dim.Render(l))
 			}
 		}

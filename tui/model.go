@@ -477,15 +477,23 @@ func (m *Model) mint() tea.Cmd {
 func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	p := m.tokens
 	switch s := k.String(); {
+	case s == "esc" && p.minted != nil:
+		// From a minted configuration back to the list.
+		p.minted, p.mintedFor = nil, ""
+		return nil, true
 	case s == "esc":
 		m.tokens = nil
 		return nil, true
 	case s == "up":
+		p.minted, p.mintedFor = nil, ""
 		p.sel = max(p.sel-1, 0)
 		return nil, true
 	case s == "down":
+		p.minted, p.mintedFor = nil, ""
 		p.sel = min(p.sel+1, max(len(p.names)-1, 0))
 		return nil, true
+	case s == "X" && p.minted != nil:
+		return nil, true // X revokes from the list, where the selection shows
 	case s == "X":
 		if len(p.names) == 0 {
 			return m.setFlash("no token to revoke"), true

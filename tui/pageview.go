@@ -599,7 +599,10 @@ func (m Model) textAreaLines(a textArea, tab consent.TabID) []string {
 	out := []string{m.st.dim.Render(heading)}
 	switch {
 	case m.page.textErr != "":
-		return append(out, m.st.warn.Render(trunc("page text: "+clean(m.page.textErr), a.cols)))
+		for _, l := range wrap(pageTextTrouble(m.page.textErr), a.cols) {
+			out = append(out, m.st.dim.Render(l))
+		}
+		return out
 	case m.page.textTab != tab:
 		return append(out, m.st.dim.Render(trunc("reading the page's text…", a.cols)))
 	}
@@ -832,7 +835,9 @@ func (m Model) pagePanel(g pageGeom) []string {
 	case tab != "" && m.page.text:
 		switch {
 		case m.page.textErr != "":
-			lines = append(lines, "  "+m.st.warn.Render("page text: "+trunc(clean(m.page.textErr), max(0, g.pw-14))))
+			for _, l := range wrap(pageTextTrouble(m.page.textErr), max(1, g.pw-2)) {
+				lines = append(lines, "  "+m.st.dim.Render(l))
+			}
 		case m.page.textTab != tab:
 			lines = append(lines, "  reading the text of "+clean(string(tab))+"…")
 		default:
@@ -943,6 +948,17 @@ func (m *Model) pageTextUpdate(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// pageTextTrouble says why the page's text is not there. A read that
+// times out is a page that does not answer yet (it is loading, or its
+// navigation waits for a review): the next read, a few seconds on, tries
+// again, so it is not put as an error.
+func pageTextTrouble(err string) string {
+	if strings.Contains(err, "timed out") || strings.Contains(err, "deadline exceeded") {
+		return "No text yet: the page is not answering (still loading, or its navigation waits for your decision). Trying again."
+	}
+	return "page text: " + clean(err)
 }
 
 // pageTextLines is the shown tab's text wrapped to width w; while typing,

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -815,5 +816,31 @@ func TestReviewFromLineDropsWholeParts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// slowTextPage is a page whose text read times out, as a tab whose
+// navigation waits for a review does.
+type slowTextPage struct{ *fakePage }
+
+func (slowTextPage) PageText(context.Context, consent.TabID) ([]string, error) {
+	return nil, errors.New("timeout: read the page's text: timed out")
+}
+
+// A text read that times out is said as a page not answering yet, not as
+// a raw error (the walk saw "page text: timeout: … timed out").
+func TestPageTextTimeoutIsNotAnError(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Page: slowTextPage{newFakePage()}})
+		t.Cleanup(m.Close)
+		r := newRunner()
+		m = r.update(m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		m = r.update(m, press("v"))
+		m = r.until(t, m, "the text area's answer", func(m Model) bool { return strings.Contains(screen(m), "No text yet") })
+		if s := screen(m); strings.Contains(s, "timed out") {
+			t.Errorf("%dx%d: the raw timeout is on screen:\n%s", size[0], size[1], s)
+		}
+		m = r.update(m, press("V"))
+		m = r.until(t, m, "text mode's answer", func(m Model) bool { return strings.Contains(squash(screen(m)), "the page is not answering") })
 	}
 }
