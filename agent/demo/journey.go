@@ -84,8 +84,17 @@ func stepObserveSignIn(ctx context.Context, a *Agent) error {
 	return a.want(r, errcode.SignInRequired, "a password field is on screen; that is the person's job")
 }
 
+// handoffReason is what the hand-off asks of the operator; headless, the
+// console signs in for them, so it does not ask them to.
+func (a *Agent) handoffReason() string {
+	if a.cfg.SignIn != nil {
+		return "the console signs in for you; wait for \"Signed in\""
+	}
+	return "please sign in"
+}
+
 func stepHandoff(ctx context.Context, a *Agent) error {
-	r, err := a.ok(a.mine(ctx, "browser_handoff", map[string]any{"tabId": a.Tab, "reason": "please sign in"}), "handing off")
+	r, err := a.ok(a.mine(ctx, "browser_handoff", map[string]any{"tabId": a.Tab, "reason": a.handoffReason()}), "handing off")
 	if err != nil {
 		return err
 	}
@@ -149,7 +158,7 @@ func stepSession(ctx context.Context, a *Agent) error {
 		if try == signInTries {
 			return a.unexpected("the page does not say Session active (title %q): was the sign-in done?", title)
 		}
-		if _, err := a.ok(a.mine(ctx, "browser_handoff", map[string]any{"tabId": a.Tab, "reason": "please sign in"}), "handing off"); err != nil {
+		if _, err := a.ok(a.mine(ctx, "browser_handoff", map[string]any{"tabId": a.Tab, "reason": a.handoffReason()}), "handing off"); err != nil {
 			return err
 		}
 		// One entry: on a small screen only the newest shows whole.

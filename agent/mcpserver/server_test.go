@@ -279,11 +279,21 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_tabs"}); err == nil {
 				t.Fatalf("the revoked client's next call succeeded")
 			}
+			// Revoked at the console's terminal (X in the n panel): by
+			// "local", as its decisions are, and said in the activity log.
 			if _, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool {
-				return r.Kind == audit.KindRevoke && strings.Contains(r.Note, "doomed")
+				return r.Kind == audit.KindRevoke && strings.Contains(r.Note, "doomed") && r.Operator == "local"
 			}); err != nil {
 				t.Fatal(err)
 			}
+			waitState(t, ts.engine, "the revocation in the activity log", func(st consent.State) bool {
+				for _, a := range st.Activity {
+					if strings.Contains(a.Text, "agent token doomed revoked by local") {
+						return true
+					}
+				}
+				return false
+			})
 			if err := ts.RevokeToken("doomed"); !errors.Is(err, ErrUnknownToken) {
 				t.Fatalf("second revoke: %v, want ErrUnknownToken", err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabwarden/tabwarden/agent"
+	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/audit"
 )
 
@@ -156,11 +157,21 @@ func (s *Server) RevokeToken(name string) error {
 			return err
 		}
 	}
-	return s.revokeLocal(name, "agent token "+name+" revoked")
+	return s.revokeLocal(name, "agent token "+name+" revoked", consent.LocalOperator.Name)
+}
+
+// MintAtConsole is MintFree for the `n` panel at the console's own
+// terminal: the activity log says so, as it does for `tabwarden connect`.
+func (s *Server) MintAtConsole(name string) (Token, error) {
+	tok, err := s.MintFree(name)
+	if err == nil {
+		s.cfg.Engine.Note("", "agent token '"+tok.Name+"' minted with n at the console's terminal", false)
+	}
+	return tok, err
 }
 
 // revokeLocal ends a token in this server only.
-func (s *Server) revokeLocal(name, note string) error {
+func (s *Server) revokeLocal(name, note, operator string) error {
 	s.mu.Lock()
 	t := s.tokens.byName[name]
 	if t == nil {
@@ -195,7 +206,12 @@ func (s *Server) revokeLocal(name, note string) error {
 			sessions = append(sessions, ts.session)
 		}
 	}
-	s.record(audit.Record{Kind: audit.KindRevoke, By: "operator", Note: note})
+	s.record(audit.Record{Kind: audit.KindRevoke, By: "operator", Operator: operator, Note: note})
+	by := ""
+	if operator != "" {
+		by = " by " + operator
+	}
+	s.cfg.Engine.Note("", note+by+": its conversations ended", true)
 	closed := s.closed // Close closes every session itself
 	s.mu.Unlock()
 	if len(answering) == 0 || closed {

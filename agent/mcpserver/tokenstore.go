@@ -214,7 +214,7 @@ func (s *Server) syncStore() {
 	}
 	s.mu.Unlock()
 	for _, name := range gone {
-		_ = s.revokeLocal(name, "agent token "+name+" revoked (removed from the token store)")
+		_ = s.revokeLocal(name, "agent token "+name+" revoked (removed from the token store: tabwarden tokens revoke)", "")
 	}
 }
 

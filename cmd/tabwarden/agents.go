@@ -109,7 +109,7 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 func (a *agentSide) Hosts() []string { return hosts.Names() }
 
 func (a *agentSide) MintFor(host string) (tui.MintedToken, error) {
-	tok, err := a.server.MintFree(host)
+	tok, err := a.server.MintAtConsole(host)
 	if err != nil {
 		return tui.MintedToken{}, err
 	}
