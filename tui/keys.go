@@ -43,6 +43,10 @@ type keyMap struct {
 	PageView key.Binding
 	PageType key.Binding
 	PageText key.Binding
+	// Revoke (X in the G and n panels) and TextScroll ([ and ] in the
+	// page text) are handled where they apply; here for the help screen.
+	Revoke     key.Binding
+	TextScroll key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -55,7 +59,7 @@ func defaultKeyMap() keyMap {
 		Resume:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
 		Cancel:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop")),
 		Unfreeze: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "clear freeze")),
-		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep ended tabs")),
+		Keep:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep tabs")),
 		Mint:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "tokens")),
 		Prompt:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "new task")),
 		Oldest:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "next review")),
@@ -68,7 +72,7 @@ func defaultKeyMap() keyMap {
 		ScrollUp: key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "scroll up")),
 		PageDn:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		Dismiss:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close token")),
+		Dismiss:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close panel")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQ:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
@@ -76,6 +80,9 @@ func defaultKeyMap() keyMap {
 		PageView: key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "page")),
 		PageType: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type")),
 		PageText: key.NewBinding(key.WithKeys("V"), key.WithHelp("V", "text")),
+		Revoke:   key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "revoke")),
+		// "[" alone: the help shows the pair.
+		TextScroll: key.NewBinding(key.WithKeys("["), key.WithHelp("[ ]", "scroll")),
 	}
 }
 
@@ -148,11 +155,18 @@ func fitKeys(b []key.Binding, w int, measure func([]key.Binding) int) []key.Bind
 }
 
 // FullHelp is the `?` screen, one column per concern.
+// An SSH screen's leaves out n, which mints only at the console's own
+// terminal; p shows only where the console can start tasks (its binding
+// is disabled elsewhere, and the help skips it).
 func (k keyMap) FullHelp() [][]key.Binding {
+	agents := []key.Binding{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Prompt, k.Dismiss}
+	if k.remote {
+		agents = slices.DeleteFunc(agents, func(x key.Binding) bool { return x.Help().Key == "n" })
+	}
 	return [][]key.Binding{
 		{k.Approve, k.Scoped, k.Deny, k.ScrollDn, k.ScrollUp, k.PageDn, k.PageUp},
-		{k.TakeOver, k.Resume, k.Cancel, k.Unfreeze, k.Keep, k.Mint, k.Dismiss, k.Prompt},
-		{k.Oldest, k.Grants, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
-		{k.Help, k.Quit, k.ForceQ, k.PageView, k.PageText, k.PageType},
+		agents,
+		{k.Oldest, k.Grants, k.Revoke, k.NextConv, k.PrevConv, k.Down, k.Up, k.Details},
+		{k.Help, k.Quit, k.ForceQ, k.PageView, k.PageText, k.TextScroll, k.PageType},
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	tea "charm.land/bubbletea/v2"
 	"fmt"
 	"strings"
 	"testing"
@@ -283,5 +284,30 @@ func TestTabRowKeepsBadgesWhole(t *testing.T) {
 	}
 	if line := ansi.Strip(v.tabLine(tab, false, 100)); !strings.Contains(line, "[visible] [running] [needs attention]") {
 		t.Errorf("width 100 drops badges: %q", line)
+	}
+}
+
+// The ? screen lists what each screen can do: X, [ ] and esc everywhere,
+// n only at the console's own terminal (an SSH screen's n refuses), and
+// it fits 80 columns whole.
+func TestHelpScreenFitsItsScreen(t *testing.T) {
+	for _, remote := range []bool{false, true} {
+		m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Remote: remote, Minter: &fakeMinter{}})
+		t.Cleanup(m.Close)
+		r := newRunner()
+		m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+		m = r.update(m, press("?"))
+		s := screen(m)
+		for _, want := range []string{"X         revoke", "[ ]    scroll", "esc close panel", "ctrl+c quit"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("remote=%v: the help lacks %q:\n%s", remote, want, s)
+			}
+		}
+		if strings.Contains(s, "…") {
+			t.Errorf("remote=%v: the help is cut at 80 columns:\n%s", remote, s)
+		}
+		if hasN := strings.Contains(s, "n   tokens"); hasN == remote {
+			t.Errorf("remote=%v: the help lists n: %v\n%s", remote, hasN, s)
+		}
 	}
 }
