@@ -202,7 +202,7 @@ func (g grantsBox) lines(w int) []string {
 		}
 		out = append(out, trunc(more, w))
 	}
-	return append(out, trunc("↑↓ select · X revoke the selected grant (its steps ask again)", w))
+	return append(out, wrap("↑↓ select · X revoke the selected grant (its steps ask again)", w)...)
 }
 
 func (m Model) grantsSection(w int) section {

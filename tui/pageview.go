@@ -770,8 +770,8 @@ func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
 // panelTitle is the panel's title and keys, shortened whole to fit its
 // first line of w columns, in one order (docs/decisions.md, "Issue 25"):
 // the keys' "(take-over only)" (i outside a take-over says so itself),
-// then the page's title from its last word (marked "…"), then the tab's
-// id, then the keys' later groups (unless keepKeys: "esc stops" typing
+// then the tab's id, then the page's title from its last word (marked
+// "…"), then the keys' later groups (unless keepKeys: "esc stops" typing
 // must show). "Page view" and the first key stay; only a panel too narrow
 // for them is cut.
 func panelTitle(tab, pageTitle, keys string, keepKeys bool, w int) (string, string) {
@@ -779,11 +779,17 @@ func panelTitle(tab, pageTitle, keys string, keepKeys bool, w int) (string, stri
 	if tab != "" {
 		name.forms = []string{"Page view · " + tab, "Page view"}
 		if words := strings.Fields(pageTitle); len(words) > 0 {
+			// The page's title says more to a person than the tab's id
+			// (which the conversation list shows): the id goes first.
 			forms := []string{"Page view · " + tab + " " + strings.Join(words, " ")}
-			for n := len(words) - 1; n >= 1; n-- {
-				forms = append(forms, "Page view · "+tab+" "+strings.Join(words[:n], " ")+" …")
+			for n := len(words); n >= 1; n-- {
+				f := "Page view · " + strings.Join(words[:n], " ")
+				if n < len(words) {
+					f += " …"
+				}
+				forms = append(forms, f)
 			}
-			name.forms = append(forms, name.forms...)
+			name.forms = append(forms, "Page view")
 		}
 	}
 	key := headerPart{forms: withoutParen(keys)}

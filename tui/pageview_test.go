@@ -672,8 +672,8 @@ func TestPageViewTitleAndFooterFitWithoutCuts(t *testing.T) {
 		{80, 24, []string{"Page view · tab_65de28f125 Session active", "v hide · V text · i type"}, []string{"t take", "n tokens", "tab conv", "↵ details", "? help", "q quit"}, false, "Session active"},
 		{100, 30, []string{"Page view · tab_65de28f125 Session active", "v hide · V text · i type (take-over only)"}, []string{"t take", "n tokens", "tab conv", "↵ details", "? help", "q quit"}, false, "Session active"},
 		// From 120 columns the key help spans the screen under the panel.
-		{120, 40, []string{"Page view · tab_65de28f125", "v hide · V text · i type"}, []string{"t take", "r resume", "x stop", "n tokens", "g next", "tab conv", "↵ details", "? help", "q quit"}, false, "Session active"},
-		{120, 40, []string{"Page view · tab_65de28f125", "v hide · V text · i type"}, []string{"t take", "r resume", "x stop", "g next", "tab conv", "↵ details", "? help", "q quit"}, true, "Session active"},
+		{120, 40, []string{"Page view · Session active", "v hide · V text · i type"}, []string{"t take", "r resume", "x stop", "n tokens", "g next", "tab conv", "↵ details", "? help", "q quit"}, false, "Session active"},
+		{120, 40, []string{"Page view · Session active", "v hide · V text · i type"}, []string{"t take", "r resume", "x stop", "g next", "tab conv", "↵ details", "? help", "q quit"}, true, "Session active"},
 		{160, 48, []string{"Page view · tab_65de28f125 Session active", "v hide · V text · i type (take-over only)"}, []string{"t take over", "r resume", "x stop", "n tokens", "tab next conv", "? help", "q quit"}, false, "Session active"},
 	} {
 		t.Run(fmt.Sprintf("%dx%d remote=%v", c.w, c.h, c.remote), func(t *testing.T) {
@@ -758,10 +758,10 @@ func TestPanelTitleOrder(t *testing.T) {
 	want := []string{
 		"Page view · tab_1 A long page title ─ v hide · V text · i type (take-over only)",
 		"Page view · tab_1 A long page title ─ v hide · V text · i type",
-		"Page view · tab_1 A long page …",
-		"Page view · tab_1 A long …",
-		"Page view · tab_1 A …",
-		"Page view · tab_1 ─ v hide · V text · i type",
+		"Page view · A long page title ─ v hide · V text · i type",
+		"Page view · A long page …",
+		"Page view · A long …",
+		"Page view · A …",
 		"Page view ─ v hide · V text · i type",
 		"Page view ─ v hide · V text",
 		"Page view ─ v hide",

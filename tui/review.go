@@ -74,6 +74,10 @@ func (p reviewPanel) title(w int) string {
 	left := "══ " + t + " (" + string(p.r.Kind) + ") "
 	right := " " + remaining(p.r.Deadline, p.now) + " ══"
 	if width(left)+width(right) > w {
+		// The kind goes whole before the title is cut.
+		left = "══ " + t + " "
+	}
+	if width(left)+width(right) > w {
 		left = trunc(left, max(0, w-width(right)-1)) + " "
 	}
 	fill := max(0, w-width(left)-width(right))
