@@ -311,3 +311,15 @@ func TestHelpScreenFitsItsScreen(t *testing.T) {
 		}
 	}
 }
+
+// p in a console with no built-in agent says why it does nothing.
+func TestPromptKeyWithoutAgentSaysWhy(t *testing.T) {
+	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = r.update(m, press("p"))
+	if s := squash(screen(m)); !strings.Contains(s, "tabwarden run") {
+		t.Errorf("p without an agent says nothing:\n%s", screen(m))
+	}
+}

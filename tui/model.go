@@ -31,6 +31,7 @@ type (
 const (
 	flashTooEarly = "key ignored: review just appeared"
 	flashNoMinter = "agent tokens arrive with the MCP server"
+	flashNoPrompt = "p gives the built-in agent a new task: start the console with tabwarden run to have one"
 	quitPrompt    = "quit? live conversations will be canceled (y/n)"
 	defaultWidth  = 80
 	defaultHeight = 24
@@ -329,6 +330,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.mint()
 	case key.Matches(k, keys.Prompt):
 		return m.openPrompt()
+	case k.String() == "p":
+		return m.setFlash(flashNoPrompt)
 	case key.Matches(k, keys.Oldest):
 		return m.gotoOldest()
 	case key.Matches(k, keys.NextConv):
