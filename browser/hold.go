@@ -147,6 +147,15 @@ func (h *holdServer) serve(w http.ResponseWriter, r *http.Request) {
 	select {
 	case allow = <-p.verdict:
 	case <-r.Context().Done():
+		// The connection went before the verdict. Chromium retries a
+		// request whose reused connection dropped; the retry waits for
+		// the same verdict rather than finding no parking (a 204, which
+		// would end the navigation while its review is still open).
+		// Whatever follows, release or close, still ends the parking.
+		h.mu.Lock()
+		p.served = false
+		h.mu.Unlock()
+		return
 	case <-h.done:
 	}
 	h.mu.Lock()
