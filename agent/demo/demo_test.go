@@ -196,27 +196,8 @@ func TestHeadlessBannerAsksForNoTyping(t *testing.T) {
 		during = note()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, Select("await-resume")) }()
 	// The walk waits for r; the note it leaves is what the banner shows.
-	ch, stop := eng.Changes()
-	defer stop()
-	for !strings.Contains(note(), "signed in for you") {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatalf("no signed-in note; the note is %q", note())
-		}
-	}
-	after := note()
-	if err := eng.Resume("demo"); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	after := awaitResumeNote(t, a, eng, note, func(n string) bool { return strings.Contains(n, "signed in for you") })
 	for _, n := range []string{during, after} {
 		if !strings.Contains(n, "nothing to type") || !strings.Contains(strings.ToLower(n), "press r") {
 			t.Errorf("banner note %q does not say there is nothing to type and r resumes", n)
@@ -241,30 +222,11 @@ func TestHeadlessBannerAsksForNoTyping(t *testing.T) {
 // no log line); it goes with the take-over.
 func TestHeadedBannerSaysWhatToType(t *testing.T) {
 	a, eng, note := pausedWalk(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, Select("await-resume")) }()
-	ch, stop := eng.Changes()
-	defer stop()
-	for note() == "" {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatal("no take-over note")
-		}
-	}
-	n := note()
+	n := awaitResumeNote(t, a, eng, note, func(n string) bool { return n != "" })
 	for _, want := range []string{`"` + User + `"`, `"` + Password + `"`, "One-time code empty", "v then i", "press r"} {
 		if !strings.Contains(n, want) {
 			t.Errorf("banner note %q lacks %q", n, want)
 		}
-	}
-	if err := eng.Resume("demo"); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
 	}
 	if got := note(); got != "" {
 		t.Errorf("the note outlived the take-over: %q", got)
@@ -292,4 +254,32 @@ func pausedWalk(t *testing.T) (*Agent, *consent.Engine, func() string) {
 		return ""
 	}
 	return a, eng, note
+}
+
+// awaitResumeNote runs the walk's await-resume step until the take-over
+// note satisfies ready, then resumes and waits for the step to end; it
+// returns the note as it was before the resume.
+func awaitResumeNote(t *testing.T, a *Agent, eng *consent.Engine, note func() string, ready func(string) bool) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, Select("await-resume")) }()
+	ch, stop := eng.Changes()
+	defer stop()
+	for !ready(note()) {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no take-over note as wanted; the note is %q", note())
+		}
+	}
+	n := note()
+	if err := eng.Resume("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return n
 }
