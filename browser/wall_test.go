@@ -56,7 +56,8 @@ func TestHoldRetryAfterDroppedConnectionGetsTheVerdict(t *testing.T) {
 	})
 	retry := make(chan *http.Response, 1)
 	go func() {
-		resp, err := noRedirect.Get(to)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, to, nil)
+		resp, err := noRedirect.Do(req)
 		if err != nil {
 			t.Error(err)
 			retry <- nil
@@ -79,7 +80,8 @@ func TestHoldRetryAfterDroppedConnectionGetsTheVerdict(t *testing.T) {
 	// A refusal still ends the parking for good: a later request gets 204.
 	to2, release2 := h.park(target)
 	release2(false)
-	resp2, err := noRedirect.Get(to2)
+	req2, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, to2, nil)
+	resp2, err := noRedirect.Do(req2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,10 +110,7 @@ func (t tokenBox) lines(w int) []string {
 		line += sep + h
 	}
 	out = append(out, trunc(line, w))
-	for _, l := range wrap("↑↓ select · X revoke the selected token (its conversations end)", w) {
-		out = append(out, l)
-	}
-	return out
+	return append(out, wrap("↑↓ select · X revoke the selected token (its conversations end)", w)...)
 }
 
 // mintedLines is the panel showing the configuration just minted.

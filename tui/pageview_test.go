@@ -843,6 +843,6 @@ func TestPageTextTimeoutIsNotAnError(t *testing.T) {
 			t.Errorf("%dx%d: the raw timeout is on screen:\n%s", size[0], size[1], s)
 		}
 		m = r.update(m, press("V"))
-		m = r.until(t, m, "text mode's answer", func(m Model) bool { return strings.Contains(squash(screen(m)), "the page is not answering") })
+		r.until(t, m, "text mode's answer", func(m Model) bool { return strings.Contains(squash(screen(m)), "the page is not answering") })
 	}
 }
