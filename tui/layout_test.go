@@ -214,11 +214,11 @@ func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 		tab        *consent.TabState
 		want, nope string
 	}{
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "about:blank"}}, "The tab stays about:blank and no request reaches the site", ""},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: ""}}, "The tab stays about:blank", ""},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "http://127.0.0.1:44011/signin?next=/"}}, "The tab stays on http://127.0.0.1:44011 and no request reaches the site until you decide. If you deny, the tab is left on about:blank.", "stays about:blank"},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "chrome-error://chromewebdata/"}}, "The tab stays on its current page and no request reaches the site until you decide. If you deny, the tab is left on about:blank.", "stays about:blank"},
-		{nil, "The tab stays where it is and no request reaches the site until you decide. If you deny", "stays about:blank"},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "about:blank"}}, "Until you decide, the tab stays about:blank and no request reaches the site", ""},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: ""}}, "the tab stays about:blank", ""},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "http://127.0.0.1:44011/signin?next=/"}}, "Until you decide, the tab stays on http://127.0.0.1:44011 and no request reaches the site. If you deny, the tab is left on about:blank.", "stays about:blank"},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "chrome-error://chromewebdata/"}}, "Until you decide, the tab stays on its current page and no request reaches the site. If you deny, the tab is left on about:blank.", "stays about:blank"},
+		{nil, "Until you decide, the tab stays where it is and no request reaches the site. If you deny", "stays about:blank"},
 	}
 	for _, c := range cases {
 		body := squash(strings.Join(reviewBody(&r, c.tab, 80, false), " "))
@@ -230,14 +230,14 @@ func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 	// inventory, and the body follows the tab when it moves.
 	s := withFocus(baseState(), r)
 	m, _ := newTestModel(s, 80, 24)
-	if scr := squash(ansi.Strip(m.View().Content)); !strings.Contains(scr, "The tab stays on https://shop.example") {
+	if scr := squash(ansi.Strip(m.View().Content)); !strings.Contains(scr, "the tab stays on https://shop.example") {
 		t.Errorf("the panel does not name the tab's current origin:\n%s", scr)
 	}
 	s.Conversations = append([]consent.ConversationState(nil), s.Conversations...)
 	s.Conversations[0].Tabs = append([]consent.TabState(nil), s.Conversations[0].Tabs...)
 	s.Conversations[0].Tabs[0].URL = "about:blank"
 	m = step(m, stateChangedMsg{state: s})
-	if scr := squash(ansi.Strip(m.View().Content)); !strings.Contains(scr, "The tab stays about:blank") {
+	if scr := squash(ansi.Strip(m.View().Content)); !strings.Contains(scr, "the tab stays about:blank") {
 		t.Errorf("the panel did not follow the tab to about:blank:\n%s", scr)
 	}
 }

@@ -348,7 +348,11 @@ func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		if _, ok := m.opts.Page.(PageTextSource); !ok {
 			return m.setFlash("this console cannot read the page's text"), true
 		}
-		m.page.on, m.page.text = true, !m.page.text
+		// V shows the text; pressed on the text it goes back to the
+		// picture. A closed view opens on the text whatever it showed
+		// last.
+		m.page.text = !m.page.on || !m.page.text
+		m.page.on = true
 		m.page.textTop = 0
 		if !m.page.text {
 			return nil, true

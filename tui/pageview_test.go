@@ -472,6 +472,14 @@ func TestPageTextMode(t *testing.T) {
 		if s := screen(m); strings.Contains(s, "V picture") || strings.Contains(s, "[ ] scroll · v hide") {
 			t.Errorf("%dx%d: V again still shows text mode:\n%s", size[0], size[1], s)
 		}
+		// V on a closed view opens the text, whatever the view showed
+		// last (the walk: V, v, V opened the picture).
+		m = r.update(m, press("V"))
+		m = r.update(m, press("v"))
+		m = r.update(m, press("V"))
+		if s := screen(m); !strings.Contains(s, "V picture") {
+			t.Errorf("%dx%d: V on a closed view did not open the text:\n%s", size[0], size[1], s)
+		}
 	}
 }
 

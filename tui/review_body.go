@@ -141,20 +141,20 @@ const collapsedInputLines = 8
 // page names that page's origin, since the review's origin is where it
 // would go, not where it is.
 func stayText(tab *consent.TabState) string {
-	const held = " and no request reaches the site until you decide."
+	const held = " and no request reaches the site."
 	// The browser puts a tab whose load was refused on about:blank, so it
 	// shows neither the destination nor an error page an agent could read.
 	const denied = " If you deny, the tab is left on about:blank."
 	if tab == nil {
-		return "The tab stays where it is" + held + denied
+		return "Until you decide, the tab stays where it is" + held + denied
 	}
 	if blankURL(tab.URL) {
-		return "The tab stays about:blank" + held
+		return "Until you decide, the tab stays about:blank" + held
 	}
 	if u, err := url.Parse(tab.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return "The tab stays on " + clean(u.Scheme+"://"+u.Host) + held + denied
+		return "Until you decide, the tab stays on " + clean(u.Scheme+"://"+u.Host) + held + denied
 	}
-	return "The tab stays on its current page" + held + denied
+	return "Until you decide, the tab stays on its current page" + held + denied
 }
 
 // blankURL reports whether a tab shows nothing: no URL yet, or about:blank.

@@ -32,7 +32,12 @@ terminal, or whole when stdout is a pipe or file. Without FILE it reads
 Each run of the console starts with a run_start row and ends with run_stop.
 Conversations show their client's name. --json prints the (filtered)
 records as JSON lines instead.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return badUsagef("audit reads one log FILE at a time (got %d)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			keep, err := auditFilter(conversation, since, time.Now())
 			if err != nil {

@@ -373,6 +373,8 @@ func TestErrorsArePlainLines(t *testing.T) {
 		{[]string{"demo", "--review-timeout", "1s"}, []string{"tabwarden: invalid --review-timeout 1s", "Run 'tabwarden demo --help' for usage."}, nil},
 		{[]string{"run", "task", "--model", "m", "--provider", "acme"}, []string{"tabwarden: invalid --provider 'acme'", "Run 'tabwarden run --help' for usage."}, nil},
 		{[]string{"run", "task"}, []string{"tabwarden: run: no model: pass --model", "Run 'tabwarden run --help' for usage."}, nil},
+		{[]string{"tokens", "revoke"}, []string{"tabwarden: tokens revoke takes one NAME", "Run 'tabwarden tokens revoke --help' for usage."}, nil},
+		{[]string{"audit", "a", "b"}, []string{"tabwarden: audit reads one log FILE at a time", "Run 'tabwarden audit --help' for usage."}, []string{"arg(s)"}},
 		{[]string{"connect", "claude-code", "--transport", "grpc"}, []string{"tabwarden: connect: unknown transport", "Run 'tabwarden connect --help' for usage."}, nil},
 		{[]string{"--mcp-listen", "0.0.0.0:9999", "version"}, []string{"tabwarden: invalid --mcp-listen '0.0.0.0:9999': listen address"}, []string{"mcpserver:"}},
 		{[]string{"run", "task", "--model", "m", "--setup", "local"}, []string{"--setup local:", "providers.json does not exist"}, []string{"(have: )"}},

@@ -64,7 +64,7 @@ The default token is minted at each start and is not kept.`,
 		},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("tokens revoke takes one NAME (tabwarden tokens list shows them)")
+				return badUsagef("tokens revoke takes one NAME (tabwarden tokens list shows them)")
 			}
 			return nil
 		},
