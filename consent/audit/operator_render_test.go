@@ -42,3 +42,25 @@ func TestRenderTableShowsOperatorAndKey(t *testing.T) {
 		t.Fatalf("rows %q / %q", local, engine)
 	}
 }
+
+// At 80 columns the table keeps who decided (BY) over the conversation:
+// a team reads it for "who approved what" (the walk lost BY at 80).
+func TestRenderTableKeepsByAt80(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Time: at, Kind: KindDecision, Conversation: "codex · codex-mcp-client · 5f1a2b", Tab: "tab_8144993663", Gate: "navigation", Decision: "approved", By: "operator", Operator: "ana", KeyFingerprint: "SHA256:abcdefabcdefabcdef", WaitMS: 1200, Origin: "http://127.0.0.1:18808"},
+	}
+	var b strings.Builder
+	if err := renderTable(&b, recs, 80, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "BY") || !strings.Contains(out, " ana ") || !strings.Contains(out, "http://127.0.0.1:18808") {
+		t.Fatalf("at 80 columns the table lost who decided or the origin:\n%s", out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if len([]rune(l)) > 80 {
+			t.Errorf("a row is wider than 80: %q", l)
+		}
+	}
+}

@@ -28,8 +28,8 @@ var columns = []column{
 	}},
 	// Every kind fits in 12, and a cut kind is hard to read.
 	{head: "KIND", min: 12, drop: 6, cell: func(r Record, _ *time.Location) string { return string(r.Kind) }},
-	{head: "CONVERSATION", min: 10, drop: 4, cell: func(r Record, _ *time.Location) string { return r.Conversation }},
-	{head: "TAB", min: 5, drop: 3, cell: func(r Record, _ *time.Location) string { return r.Tab }},
+	{head: "CONVERSATION", min: 10, drop: 3, cell: func(r Record, _ *time.Location) string { return r.Conversation }},
+	{head: "TAB", min: 5, drop: 2, cell: func(r Record, _ *time.Location) string { return r.Tab }},
 	{head: "GATE/TOOL", min: 10, drop: 5, cell: func(r Record, _ *time.Location) string {
 		// A thread or session grant is asked at one gate but covers many:
 		// say which grant it was, not just the gate that asked.
@@ -55,15 +55,16 @@ var columns = []column{
 	}},
 	// BY names the operator (local, or an SSH operator's key comment) when
 	// one decided; KEY is that operator's key fingerprint. KEY goes first
-	// when the table is too wide (--json keeps it).
-	{head: "BY", min: 6, drop: 1, cell: func(r Record, _ *time.Location) string {
+	// when the table is too wide (--json keeps it); BY outlives the
+	// conversation, since "who decided" is what a team reads the table for.
+	{head: "BY", min: 6, drop: 4, cell: func(r Record, _ *time.Location) string {
 		if r.Operator != "" {
 			return r.Operator
 		}
 		return r.By
 	}},
 	{head: "KEY", min: 8, drop: -1, cell: func(r Record, _ *time.Location) string { return r.KeyFingerprint }},
-	{head: "WAIT", min: 5, drop: 2, cell: func(r Record, _ *time.Location) string { return formatWait(r.WaitMS) }},
+	{head: "WAIT", min: 5, drop: 1, cell: func(r Record, _ *time.Location) string { return formatWait(r.WaitMS) }},
 	// ORIGIN is last and never cut: it is what the operator checks a
 	// decision against. A policy block has a URL instead.
 	{head: "ORIGIN", cell: func(r Record, _ *time.Location) string {
@@ -89,7 +90,8 @@ const (
 // row per record in the given order, with a date line whenever the local
 // date changes (the time column is local HH:MM:SS). Columns no record fills
 // are left out. The table fits width columns (width <= 0: no limit): the
-// least useful columns are dropped first (by, wait, tab, conversation, …)
+// least useful columns are dropped first (key, wait, tab, conversation,
+// by, …)
 // until the rest fit legibly, then the widest are truncated with "…". The
 // time and the origin are never cut, so a row is wider than width only when
 // its origin alone does not fit. Control and other invisible runes in the
