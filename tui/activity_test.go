@@ -315,3 +315,22 @@ func TestMintedConfigShowsWholeAt80x24(t *testing.T) {
 		t.Errorf("a second esc did not close the panel:\n%s", s)
 	}
 }
+
+// At 120 columns a configuration too wide for the review column takes the
+// whole width, where its token line fits uncut (the walk saw the bearer
+// token split over two rows at 120x40).
+func TestMintedConfigTakesTheWidthItNeeds(t *testing.T) {
+	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{}})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	m = r.update(m, press("n"))
+	m = r.update(m, press("1"))
+	s := screen(m)
+	if !strings.Contains(s, "--header 'Authorization: Bearer tw_test-secret-that-is-long-enough-to-pass-the-edge'") {
+		t.Errorf("the token line is cut at 160 columns:\n%s", s)
+	}
+	if strings.Contains(s, "Rows are cut") {
+		t.Errorf("a configuration that fits the screen says it is cut:\n%s", s)
+	}
+}

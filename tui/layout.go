@@ -180,7 +180,7 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 	rightW := w - leftW - 3
 	// The origins decide the layout: if one does not fit the review column
 	// at full length, the review takes the whole width instead.
-	wide := w >= wideWidth && m.originsFit(panel, rightW)
+	wide := w >= wideWidth && m.originsFit(panel, rightW) && m.configFits(rightW)
 
 	var body []string
 	if wide {
@@ -205,6 +205,21 @@ func (m Model) headerFooter() (header, footer) {
 		ftr.prompt = m.input.View()
 	}
 	return hdr, ftr
+}
+
+// configFits reports whether a configuration minted in the n panel fits
+// a column of width w uncut: one that does not takes the whole width,
+// where a token line usually fits, so it can be copied off the screen.
+func (m Model) configFits(w int) bool {
+	if m.tokens == nil || m.tokens.minted == nil {
+		return true
+	}
+	for _, l := range splitLines(cleanBlock(m.tokens.minted.Config)) {
+		if width(l) > w {
+			return false
+		}
+	}
+	return true
 }
 
 // originsFit reports whether every origin the review column would show fits
