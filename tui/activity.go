@@ -53,6 +53,16 @@ func (a activityLog) names() map[consent.ConversationID]string {
 	return m
 }
 
+// newestHeight is how many lines the newest entry takes at width w (0
+// with no entries).
+func (a activityLog) newestHeight(w int) int {
+	if a.shown() == 0 {
+		return 0
+	}
+	lines, _ := a.entry(a.s.Activity[len(a.s.Activity)-1], a.names(), w)
+	return len(lines)
+}
+
 // Render shows the newest entries that fit in h.
 func (a activityLog) Render(w, h int) string { return block(a.lines(w, h), w, h) }
 

@@ -126,9 +126,9 @@ func (v inventory) Render(w, h int) string { return v.section(w).render(w, h) }
 
 // section is the tree laid out once at width w, for measuring and drawing.
 func (v inventory) section(w int) section {
-	lines, sel := v.lines(w)
+	lines, sel, from := v.lines(w)
 	return section{len(lines), func(w, h int) string {
-		shown, hidden := window(lines, sel, h)
+		shown, hidden := window(lines, sel, from, h)
 		if hidden > 0 && len(shown) > 0 {
 			// A cut list says so in its heading, which costs no row: at
 			// 80×24 the conversations often do not all fit.
@@ -147,8 +147,8 @@ func (v inventory) heading() string {
 
 // lines returns the tree at width w and the index of the selected line (-1
 // when nothing is selected) so a short section can keep it in view.
-func (v inventory) lines(w int) (out []string, selected int) {
-	selected = -1
+func (v inventory) lines(w int) (out []string, selected, convRow int) {
+	selected, convRow = -1, -1
 	out = append(out, v.st.rule.Render(rule(v.heading(), w, "─")))
 	if len(v.s.Conversations) == 0 && len(v.s.Ended) == 0 {
 		out = append(out, trunc("  No conversations yet. Agents connect over MCP.", w))
@@ -182,6 +182,9 @@ func (v inventory) lines(w int) (out []string, selected int) {
 			line = trunc(line, max(0, w-width(strings.Join(badges, " "))-1)) + " " + strings.Join(badges, " ")
 		}
 		line = trunc(line, w)
+		if c.ID == v.sel.Conversation {
+			convRow = len(out)
+		}
 		if len(c.Tabs) == 0 && selIdx >= 0 && selItem.conv == c.ID {
 			selected = len(out)
 			line = v.st.selected.Render(padRight(line, w))
@@ -256,7 +259,7 @@ func (v inventory) lines(w int) (out []string, selected int) {
 			out = append(out, trunc(fmt.Sprintf("    %d blank tabs (about:blank)", blank), w))
 		}
 	}
-	return out, selected
+	return out, selected, convRow
 }
 
 // closeText is the countdown under an ended conversation: when its tabs
@@ -343,8 +346,9 @@ func orDash(s string) string {
 }
 
 // window cuts lines to h, keeping line keep (and the heading) in view, and
-// says how many lines it left out.
-func window(lines []string, keep, h int) (shown []string, hidden int) {
+// line from too (the selected tab's conversation) when both fit; it says
+// how many lines it left out.
+func window(lines []string, keep, from, h int) (shown []string, hidden int) {
 	if len(lines) <= h {
 		return lines, 0
 	}
@@ -354,7 +358,12 @@ func window(lines []string, keep, h int) (shown []string, hidden int) {
 	if keep < h {
 		return lines[:h], len(lines) - h
 	}
-	// Keep the heading, then scroll so keep is the last visible line.
+	// Keep the heading, then scroll so keep is the last visible line, or
+	// further up to show from: a tab without its conversation's name
+	// does not say whose it is.
 	start := keep - (h - 1) + 1
-	return append([]string{lines[0]}, lines[start:keep+1]...), len(lines) - h
+	if from >= 1 && from < start && keep-from+1 <= h-1 {
+		start = from
+	}
+	return append([]string{lines[0]}, lines[start:start+h-1]...), len(lines) - h
 }

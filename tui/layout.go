@@ -261,6 +261,12 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 	q := queue{s: m.state, now: m.now, st: m.st}.section(w)
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, avail)
 	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired, 2)
+	if panel == nil {
+		// With no review to read, the newest entry is what to read: it
+		// says what to press next (the demo's "Press q, then y" was cut
+		// to one line at 80×24 under a take-over's banner).
+		actMin = min(act.desired, m.activityMin(w))
+	}
 	if len(m.state.Queue) > 1 || (len(m.state.Queue) == 1 && m.state.Focused == nil) {
 		// Reviews that need attention must stay on screen.
 		qMin = min(q.desired, 3)
@@ -288,7 +294,14 @@ func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, 
 func (m Model) stackedReviewNeed(w int) int {
 	f := m.state.Focused
 	if f == nil {
-		return 0
+		// No review: the picture keeps its room unless the operator
+		// opened the token or grants panel, which then shows whole (the
+		// walk saw only its title under a take-over's banner).
+		if m.tokens == nil && m.grants == nil {
+			return 0
+		}
+		inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
+		return m.reviewColumn(nil, w).height() + min(inv.desired, 3) + m.activityMin(w)
 	}
 	panel := &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), tabID: clean(string(f.Tab)), tabTitle: m.tabTitle(f.Tab), now: m.now, st: m.st}
 	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
@@ -298,6 +311,16 @@ func (m Model) stackedReviewNeed(w int) int {
 		reserve += min(queue{s: m.state, now: m.now, st: m.st}.section(w).desired, 3)
 	}
 	return m.reviewColumn(panel, w).height() + reserve
+}
+
+// activityMin is the least the stacked log keeps with no review on
+// screen: its heading and the newest entry whole, up to four lines.
+func (m Model) activityMin(w int) int {
+	a := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}
+	if a.shown() == 0 {
+		return 2 // the heading and "Nothing yet."
+	}
+	return 1 + min(a.newestHeight(w), 4)
 }
 
 // composeWide puts the inventory on the left and the review column (banner,

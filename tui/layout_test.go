@@ -253,7 +253,7 @@ func TestOperatorBlankTabsFoldIntoACount(t *testing.T) {
 		{TabInfo: consent.TabInfo{ID: "t8", URL: "about:blank"}, Status: consent.TabLoading},
 		{TabInfo: consent.TabInfo{ID: "t9", URL: "https://mail.example/inbox", Title: "Inbox"}, Status: consent.TabIdle},
 	}
-	lines, _ := inventory{s: s, st: defaultStyles()}.lines(80)
+	lines, _, _ := inventory{s: s, st: defaultStyles()}.lines(80)
 	scr := ansi.Strip(strings.Join(lines, "\n"))
 	for _, want := range []string{"Operator tabs (4, agents cannot touch)", "    2 blank tabs (about:blank)", "t8 [loading]", "t9  Inbox — https://mail.example/inbox"} {
 		if !strings.Contains(scr, want) {
@@ -264,7 +264,7 @@ func TestOperatorBlankTabsFoldIntoACount(t *testing.T) {
 		t.Errorf("a quiet blank operator tab is listed one by one:\n%s", scr)
 	}
 	s.OperatorTabs = s.OperatorTabs[:1]
-	lines, _ = inventory{s: s, st: defaultStyles()}.lines(80)
+	lines, _, _ = inventory{s: s, st: defaultStyles()}.lines(80)
 	if scr := ansi.Strip(strings.Join(lines, "\n")); !strings.Contains(scr, "    1 blank tab (about:blank)") {
 		t.Errorf("one blank tab:\n%s", scr)
 	}
@@ -321,5 +321,29 @@ func TestPromptKeyWithoutAgentSaysWhy(t *testing.T) {
 	m = r.update(m, press("p"))
 	if s := squash(screen(m)); !strings.Contains(s, "tabwarden run") {
 		t.Errorf("p without an agent says nothing:\n%s", screen(m))
+	}
+}
+
+// A list scrolled to its selected tab keeps the tab's conversation line in
+// view when both fit (the walk saw a tab and its grant chips with no name).
+func TestInventoryKeepsTheSelectedTabsConversation(t *testing.T) {
+	s := baseState()
+	// The first conversation's many tabs push the second one down.
+	first := s.Conversations[0]
+	for i := range 8 {
+		first.Tabs = append(first.Tabs, consent.TabState{TabInfo: consent.TabInfo{ID: consent.TabID(fmt.Sprintf("x%d", i)), URL: "about:blank", Conversation: first.ID}})
+	}
+	s.Conversations[0] = first
+	c := s.Conversations[1]
+	s.Selection = consent.Selection{Conversation: c.ID, Tab: c.Tabs[0].ID}
+	v := inventory{s: s, sel: s.Selection, st: defaultStyles(), now: fixedNow}
+	for h := 3; h <= 6; h++ {
+		out := ansi.Strip(v.section(80).render(80, h))
+		if !strings.Contains(out, string(c.Tabs[0].ID)) {
+			t.Fatalf("h=%d: the selected tab is not in view:\n%s", h, out)
+		}
+		if !strings.Contains(out, "▸ "+convLabel(c)) {
+			t.Errorf("h=%d: the selected tab's conversation is not in view:\n%s", h, out)
+		}
 	}
 }
