@@ -518,7 +518,7 @@ func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		p.names = m.opts.Minter.Tokens()
 		// OSC 52: terminals that allow it put the configuration on the
 		// clipboard; the others ignore the sequence.
-		return tea.Batch(tea.SetClipboard(tok.Config), m.setFlash("token "+clean(tok.Name)+" minted; its configuration is on the clipboard where the terminal allows")), true
+		return tea.Batch(tea.SetClipboard(tok.Config), m.setFlash("token "+clean(tok.Name)+" minted; the clipboard has its configuration if the terminal allows")), true
 	}
 	return nil, false
 }
