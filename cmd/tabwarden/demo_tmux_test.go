@@ -96,7 +96,8 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 	// With the page view open, the panel's title and the key help fit
 	// whole: parts drop, keys and words are never cut (issue 25).
 	c.waitFor("the panel's title with the page's", 20*time.Second, func(p, _ string) bool {
-		return strings.Contains(p, "Page view · tab_") && strings.Contains(p, "v hide")
+		// The page's title, or the tab's id where it fits too.
+		return (strings.Contains(p, "Page view · Session active") || strings.Contains(p, "Page view · tab_")) && strings.Contains(p, "v hide")
 	})
 	withPage := c.screen(false)
 	t.Logf("the page view open:\n%s", withPage)
