@@ -298,13 +298,16 @@ func TestHelpScreenFitsItsScreen(t *testing.T) {
 		m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
 		m = r.update(m, press("?"))
 		s := screen(m)
-		for _, want := range []string{"X         revoke", "[ ]    scroll", "esc close panel", "ctrl+c quit"} {
+		for _, want := range []string{"X         revoke", "[ ]    scroll", "esc close panel", "ctrl+c "} {
 			if !strings.Contains(s, want) {
 				t.Errorf("remote=%v: the help lacks %q:\n%s", remote, want, s)
 			}
 		}
 		if strings.Contains(s, "…") {
 			t.Errorf("remote=%v: the help is cut at 80 columns:\n%s", remote, s)
+		}
+		if leave := strings.Contains(s, "q      leave"); leave != remote {
+			t.Errorf("remote=%v: q says leave: %v (an SSH screen's q ends its own session only)\n%s", remote, leave, s)
 		}
 		if hasN := strings.Contains(s, "n   tokens"); hasN == remote {
 			t.Errorf("remote=%v: the help lists n: %v\n%s", remote, hasN, s)

@@ -127,6 +127,12 @@ func New(svc Service, opts Options) Model {
 	keys := defaultKeyMap()
 	keys.Prompt.SetEnabled(opts.StartTask != nil)
 	keys.remote = opts.Remote
+	if opts.Remote {
+		// An SSH screen's q and ctrl+c end its own session, not the
+		// console.
+		keys.Quit.SetHelp("q", "leave")
+		keys.ForceQ.SetHelp("ctrl+c", "leave")
+	}
 	m := Model{
 		svc:       svc,
 		opts:      opts,
