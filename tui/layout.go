@@ -386,8 +386,15 @@ func (c reviewColumn) height() int {
 // below. It returns the review body's height.
 func (c reviewColumn) stack(st *stack, reserve int) int {
 	st.take(c.banner, c.banner.desired)
-	st.take(c.token, min(c.token.desired, st.avail-reserve))
-	st.take(c.grants, min(c.grants.desired, st.avail-reserve))
+	// An open token or grants panel does not squeeze a review on screen
+	// below its head and a few lines of what it will do: that is read
+	// before a is pressed (the walk saw "lines 1-0 of 1" under n).
+	reviewMin := 0
+	if c.review {
+		reviewMin = min(c.main.desired, c.chrome+3)
+	}
+	st.take(c.token, min(c.token.desired, st.avail-reserve-reviewMin))
+	st.take(c.grants, min(c.grants.desired, st.avail-reserve-reviewMin))
 	if !c.review {
 		st.take(c.main, c.main.desired)
 		return 0

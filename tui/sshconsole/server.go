@@ -284,11 +284,24 @@ func (s *Server) handle(sess ssh.Session) {
 		}
 		pr.OperatorLeft(op, left)
 	}
+	if !signedOut && s.ctx.Err() != nil {
+		msg, signedOut = "tabwarden: the console is shutting down", true
+	}
 	if signedOut {
+		// The program was stopped, not quit, so it did not restore the
+		// client's terminal: leave the alternate screen, show the cursor
+		// and stop mouse reports, or the shell prompt lands on the
+		// console's last frame.
+		_, _ = io.WriteString(sess, restoreTerminal)
 		_, _ = io.WriteString(sess.Stderr(), "\r\n"+msg+"\r\n")
 	}
 	_ = sess.Exit(0)
 }
+
+// restoreTerminal undoes what the program set on the client's terminal:
+// mouse reporting (cell motion, SGR), the hidden cursor, the alternate
+// screen.
+const restoreTerminal = "\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?25h\x1b[?1049l"
 
 // presence is the engine's record of operators joining and leaving;
 // *consent.Engine has it, a bare tui.Service may not.
