@@ -137,8 +137,17 @@ func (p reviewPanel) tail(w int, scroll string) []string {
 	if s := p.r.Scope; s != nil && !s.Refused {
 		keys = "a " + label + "  s for a while  d deny"
 	}
-	if scroll != "" && width(keys)+2+width(scroll) <= w {
-		keys += strings.Repeat(" ", w-width(keys)-width(scroll)) + scroll
+	if scroll != "" {
+		// Shorter forms before none: a body cut without a mark reads as
+		// the whole of it.
+		compact := strings.TrimSuffix(strings.TrimPrefix(scroll, "lines "), " · j/k pgup/pgdn")
+		compact = strings.Replace(compact, " hidden for lack of room", " hidden", 1)
+		for _, form := range []string{scroll, compact + " · j/k", compact} {
+			if width(keys)+2+width(form) <= w {
+				keys += strings.Repeat(" ", w-width(keys)-width(form)) + form
+				break
+			}
+		}
 	}
 	return append(b.lines, keys)
 }
@@ -168,6 +177,9 @@ func (p reviewPanel) lines(w, h int) []string {
 		first := vp.YOffset() + 1
 		last := min(vp.YOffset()+vp.Height(), vp.TotalLineCount())
 		scroll = fmt.Sprintf("lines %d-%d of %d · j/k pgup/pgdn", first, last, vp.TotalLineCount())
+		if vp.Height() == 0 {
+			scroll = countOf(vp.TotalLineCount(), "line") + " hidden for lack of room"
+		}
 	}
 	if d := p.r.Disclosure; d != nil && p.r.Kind == consent.KindDisclosure {
 		// The size stays in view however far the result is scrolled.
@@ -175,6 +187,20 @@ func (p reviewPanel) lines(w, h int) []string {
 	}
 	tail := p.tail(w, scroll)
 	bodyH := h - len(out) - len(tail)
+	if vp != nil && bodyH >= 0 && bodyH < vp.Height() && vp.YOffset()+bodyH < vp.TotalLineCount() {
+		// The panel got fewer lines than its viewport (a panel opened
+		// above it): say how much of the body shows rather than cut it
+		// without a mark.
+		scroll = fmt.Sprintf("lines %d-%d of %d · j/k pgup/pgdn", vp.YOffset()+1, vp.YOffset()+bodyH, vp.TotalLineCount())
+		if bodyH == 0 {
+			scroll = countOf(vp.TotalLineCount(), "line") + " hidden for lack of room"
+		}
+		if d := p.r.Disclosure; d != nil && p.r.Kind == consent.KindDisclosure {
+			scroll = shortBytes(int64(d.Size)) + " · " + scroll
+		}
+		tail = p.tail(w, scroll)
+		bodyH = h - len(out) - len(tail)
+	}
 	if bodyH > 0 {
 		var body []string
 		if vp != nil {
