@@ -334,3 +334,24 @@ func TestMintedConfigTakesTheWidthItNeeds(t *testing.T) {
 		t.Errorf("a configuration that fits the screen says it is cut:\n%s", s)
 	}
 }
+
+// With the page view beside the rest (120 columns and up), a minted
+// configuration the rest would cut has the screen: the view steps aside
+// until esc (the walk saw the token split in the 60-column rest).
+func TestPageViewStepsAsideForAMintedConfig(t *testing.T) {
+	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{}, Page: newFakePage()})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	m = r.update(m, press("v"))
+	m = r.update(m, press("n"))
+	m = r.update(m, press("1"))
+	s := screen(m)
+	if !strings.Contains(s, "Bearer tw_test-secret-that-is-long-enough-to-pass-the-edge'") || strings.Contains(s, "Page view") {
+		t.Errorf("the page view kept its side and cut the configuration:\n%s", s)
+	}
+	m = r.update(m, press("esc"))
+	if s := screen(m); !strings.Contains(s, "Page view") {
+		t.Errorf("esc did not bring the page view back:\n%s", s)
+	}
+}

@@ -109,7 +109,7 @@ func (m Model) imageWanted() imageKey {
 	proto := m.pageProto()
 	f := m.page.frame
 	tab := m.pageTab()
-	if !isImageProto(proto) || !m.page.on || m.page.text || f.img == nil || tab == "" || m.page.err != "" {
+	if !isImageProto(proto) || !m.page.on || m.pageYields() || m.page.text || f.img == nil || tab == "" || m.page.err != "" {
 		return imageKey{}
 	}
 	x, y, cols, rows := m.pageGeom().picture(f)

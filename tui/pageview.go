@@ -677,7 +677,7 @@ func (m Model) pageGeomCells() pageGeom {
 		// The header and the footer keep the full width (the header's
 		// version and browser, every key); the panel sits beside the
 		// body between them.
-		rest := max(60, w*2/5)
+		rest := sideRestWidth(w)
 		body := max(0, h-hdrH-ftrH)
 		return pageGeom{side: true, restW: rest, restH: body, x0: rest + 1, y0: hdrH, pw: w - rest - 1, ph: body}
 	}
@@ -735,7 +735,7 @@ func (g pageGeom) pagePoint(x, y int, f pageFrame) (float64, float64, bool) {
 
 // composePage is compose with the page panel taking its room.
 func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
-	if !m.page.on {
+	if !m.page.on || m.pageYields() {
 		return m.compose(vp)
 	}
 	w, h := m.size()
@@ -770,6 +770,24 @@ func (m Model) composePage(vp *viewport.Model) ([]string, int, int) {
 	out = append(out, lines[min(g.y0, len(lines)):]...)
 	return fitLines(out, w, h), pw, pbh
 }
+
+// pageYields reports whether the open page view steps aside for a
+// configuration just minted in the n panel that the rest of a side layout
+// would cut: the token line is copied off the screen, the page can wait
+// (esc brings it back).
+func (m Model) pageYields() bool {
+	if m.tokens == nil || m.tokens.minted == nil {
+		return false
+	}
+	w, _ := m.size()
+	if w < pageSideWidth {
+		return false
+	}
+	return !m.configFits(sideRestWidth(w))
+}
+
+// sideRestWidth is what a side page view leaves the rest of the screen.
+func sideRestWidth(w int) int { return max(60, w*2/5) }
 
 // panelTitle is the panel's title and keys, shortened whole to fit its
 // first line of w columns, in one order (docs/decisions.md, "Issue 25"):
