@@ -58,6 +58,15 @@ func TestRenderTableKeepsByAt80(t *testing.T) {
 	if !strings.Contains(out, "BY") || !strings.Contains(out, " ana ") || !strings.Contains(out, "http://127.0.0.1:18808") {
 		t.Fatalf("at 80 columns the table lost who decided or the origin:\n%s", out)
 	}
+	// A token's revocation says which token, in the column a narrow
+	// table keeps.
+	b.Reset()
+	if err := renderTable(&b, append(recs, Record{Time: at, Kind: KindRevoke, By: "operator", Operator: "local", Note: "agent token codex-2 revoked"}), 80, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "agent token codex-2 revoked") {
+		t.Errorf("at 80 columns a token's revocation does not say which:\n%s", b.String())
+	}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if len([]rune(l)) > 80 {
 			t.Errorf("a row is wider than 80: %q", l)
