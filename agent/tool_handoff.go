@@ -37,7 +37,7 @@ func (d *Dispatcher) handoff(_ context.Context, conv consent.ConversationID, a H
 	// A second handoff while paused changes nothing: the person already
 	// has the browser, and a repeated take-over would only add noise.
 	if !d.engine.Paused(conv) {
-		if err := d.engine.TakeOver(conv); err != nil {
+		if err := d.engine.HandOff(conv); err != nil {
 			return fail(err), tab
 		}
 	}

@@ -13,7 +13,16 @@ func (e *Engine) TakeOver(id ConversationID) error { return e.TakeOverAs(id, Loc
 // TakeOverAs is TakeOver by op; every screen shows who took over
 // (ConversationState.PausedBy).
 func (e *Engine) TakeOverAs(id ConversationID, op Operator) error {
-	op = op.orLocal()
+	return e.takeOver(id, op.orLocal(), false)
+}
+
+// HandOff is the take-over a conversation's own agent asks for
+// (browser_handoff): the same pause, revocations and withdrawals, but
+// attributed to the agent, not to an operator who pressed nothing; any
+// operator resumes it with one r.
+func (e *Engine) HandOff(id ConversationID) error { return e.takeOver(id, Operator{}, true) }
+
+func (e *Engine) takeOver(id ConversationID, op Operator, handoff bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.convs[id]
@@ -25,14 +34,23 @@ func (e *Engine) TakeOverAs(id ConversationID, op Operator) error {
 	c.pauseNote = ""
 	c.epoch++
 	why := errcode.Errorf(errcode.Paused, errcode.NextUserResume, "the operator took over this conversation")
+	by, who := "operator", "take-over by "+op.Name
+	if handoff {
+		why = errcode.Errorf(errcode.Paused, errcode.NextUserResume, "the agent handed the browser to the operator")
+		by, who = "agent", "hand-off by the agent"
+	}
 	e.cancelOpsLocked(id, why)
-	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: "operator", op: op})
+	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: by, op: op})
 	c.grants.nav = map[navKey]struct{}{}
 	c.grants.thread = false
 	c.grants.session = false
-	e.revokeConvScopedLocked(id, "take-over by "+op.Name)
-	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, withOperator(audit.Record{Kind: audit.KindTakeOver, By: "operator"}, op),
-		"take-over by "+op.Name+": "+c.name+" paused; navigation consent revoked", true)
+	e.revokeConvScopedLocked(id, who)
+	rec := audit.Record{Kind: audit.KindTakeOver, By: by}
+	if !handoff {
+		rec = withOperator(rec, op)
+	}
+	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, rec,
+		who+": "+c.name+" paused; navigation consent revoked", true)
 	return nil
 }
 

@@ -241,3 +241,36 @@ func TestNavigationApprovedThenCallerGoneIsWithdrawn(t *testing.T) {
 	h.decide(h.focused("t1"), true)
 	wantCode(t, result(t, ch), errcode.Canceled)
 }
+
+// The agent's own hand-off pauses like a take-over but is attributed to
+// the agent: no operator pressed anything (the walk read "take-over by
+// local" at demo step 4).
+func TestHandOffIsTheAgents(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	if err := h.e.HandOff("c1"); err != nil {
+		t.Fatal(err)
+	}
+	if !h.e.Paused("c1") {
+		t.Fatal("the hand-off did not pause the conversation")
+	}
+	recs := h.mem.Kind(audit.KindTakeOver)
+	if len(recs) != 1 || recs[0].By != "agent" || recs[0].Operator != "" {
+		t.Fatalf("take-over records %+v, want one by the agent with no operator", recs)
+	}
+	st := h.e.Snapshot()
+	for _, c := range st.Conversations {
+		if c.ID == "c1" && c.PausedBy != "" {
+			t.Errorf("paused by %q, want no operator", c.PausedBy)
+		}
+	}
+	found := false
+	for _, a := range st.Activity {
+		found = found || strings.HasPrefix(a.Text, "hand-off by the agent:")
+		if strings.Contains(a.Text, "take-over by") {
+			t.Errorf("the hand-off is logged as an operator's take-over: %q", a.Text)
+		}
+	}
+	if !found {
+		t.Errorf("no hand-off line in the activity log: %+v", st.Activity)
+	}
+}
