@@ -52,6 +52,7 @@ func startSSH(ctx context.Context, o *options, eng *consent.Engine, page tui.Pag
 		Addr:           o.sshListen,
 		AuthorizedKeys: o.sshKeys,
 		Version:        version,
+		Headless:       o.headless,
 		Page:           page,
 		PageProtocol:   proto,
 		Notify:         notify,

@@ -54,6 +54,9 @@ type Config struct {
 	MaxSession  time.Duration
 	// Version is shown in each screen's header.
 	Version string
+	// Headless: the console's Chromium has no window, so a screen's
+	// take-over banner points at the page view, never at a window.
+	Headless bool
 	// Page is the browser side of the page view; each screen has its own
 	// view of it (tui.Options.Page). Nil: no page view.
 	Page tui.PageSource
@@ -226,6 +229,7 @@ func (s *Server) handle(sess ssh.Session) {
 		Version:  s.cfg.Version,
 		Operator: op,
 		Remote:   true,
+		Headless: s.cfg.Headless,
 		Page:     s.cfg.Page,
 		// Each session's program asks its own client's terminal: the
 		// replies come back on this session's input.

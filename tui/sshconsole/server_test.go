@@ -2,6 +2,7 @@ package sshconsole
 
 import (
 	"errors"
+	"github.com/tabwarden/tabwarden/consent"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,26 @@ func TestNoPTYRefused(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "needs a terminal") {
 		t.Fatalf("stderr %q", stderr.String())
+	}
+}
+
+// An SSH screen of a headless console says there is no window to use in
+// its take-over banner, as the console's own screen does.
+func TestHeadlessConsolesBannerOnAnSSHScreen(t *testing.T) {
+	ana := sshtest.NewKey(t, "ana")
+	r := newRigWith(t, func(c *Config, _ *consent.Config) {
+		c.Page, c.Headless = newBluePage(), true
+	}, ana)
+	s := r.attach(ana)
+	s.WaitFor("agent-one")
+	if err := r.eng.HandOff("c1"); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitFor("PAUSED")
+	s.WaitUntil("the headless banner", func(text, _ string) bool {
+		return strings.Contains(text, "This Chromium is headless")
+	})
+	if strings.Contains(strings.Join(strings.Fields(s.Text()), " "), "Chromium window if there is one") {
+		t.Errorf("a headless console's SSH screen points at a window:\n%s", s.Text())
 	}
 }
