@@ -182,6 +182,11 @@ func ReadEndpoint() (Endpoint, error) { return ReadEndpointFile(EndpointPath()) 
 // ReadEndpointFile reads one endpoint file, refusing one in a directory
 // another user could read or replace.
 func ReadEndpointFile(path string) (Endpoint, error) {
+	// A file that is not there is said as such, before its directory's
+	// mode (a missing /nonexistent used to blame "/").
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return Endpoint{}, err
+	}
 	if err := checkPrivateDir(filepath.Dir(path)); err != nil {
 		return Endpoint{}, err
 	}

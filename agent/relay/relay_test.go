@@ -213,6 +213,11 @@ func TestLocateByURLAndFile(t *testing.T) {
 	if _, _, err := Locate(missing, ""); !errors.Is(err, ErrNoConsole) || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("Locate(missing FILE): %v", err)
 	}
+	// A missing file in a directory others can read is still "no such
+	// file", not a complaint about the directory (the walk: /nonexistent).
+	if _, _, err := Locate("/nonexistent-tabwarden-endpoint", ""); !errors.Is(err, ErrNoConsole) || strings.Contains(err.Error(), "readable by other users") {
+		t.Fatalf("Locate(/nonexistent…): %v", err)
+	}
 }
 
 func TestRelayWithStaleEndpoint(t *testing.T) {
