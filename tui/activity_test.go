@@ -355,3 +355,23 @@ func TestPageViewStepsAsideForAMintedConfig(t *testing.T) {
 		t.Errorf("esc did not bring the page view back:\n%s", s)
 	}
 }
+
+// X in the token panel never revokes the default token, which mcp.json,
+// the header and mcp-stdio name; it revokes a minted one.
+func TestTokenPanelKeepsTheDefaultToken(t *testing.T) {
+	minter := &fakeMinter{names: []string{"default", "codex"}}
+	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: minter})
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = r.update(m, press("n"))
+	m = r.update(m, press("X"))
+	if !slices.Contains(minter.names, "default") || !strings.Contains(squash(screen(m)), "a restart renews it") {
+		t.Errorf("X on the default token: tokens %v\n%s", minter.names, screen(m))
+	}
+	m = r.update(m, press("down"))
+	r.update(m, press("X"))
+	if slices.Contains(minter.names, "codex") {
+		t.Errorf("X on a minted token did not revoke it: %v", minter.names)
+	}
+}

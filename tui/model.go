@@ -31,6 +31,8 @@ type (
 const (
 	flashTooEarly = "key ignored: review just appeared"
 	flashNoMinter = "agent tokens arrive with the MCP server"
+	// defaultTokenName is the token every console start mints anew.
+	defaultTokenName = "default"
 	flashNoPrompt = "p gives the built-in agent a new task: start the console with tabwarden run to have one"
 	quitPrompt    = "quit? live conversations will be canceled (y/n)"
 	defaultWidth  = 80
@@ -508,6 +510,12 @@ func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			return m.setFlash("no token to revoke"), true
 		}
 		name := p.names[p.sel]
+		if name == defaultTokenName {
+			// mcp.json and the header name it, and mcp-stdio falls back
+			// on it: revoked, they would point at a dead token until a
+			// restart, which mints a new one anyway.
+			return m.setFlash("default is the console's own token (mcp.json, mcp-stdio); a restart renews it"), true
+		}
 		if err := m.opts.Minter.RevokeToken(name); err != nil {
 			return m.setFlash("revoking " + clean(name) + " failed: " + clean(err.Error())), true
 		}
