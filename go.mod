@@ -13,7 +13,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
-require github.com/coder/websocket v1.8.15 // indirect
+require github.com/coder/websocket v1.8.15
 
 require (
 	charm.land/fantasy v0.41.2
