@@ -21,6 +21,9 @@ type footer struct {
 	prompt string
 	// cache keeps the key help already laid out (nil: none).
 	cache *helpCache
+	// typing: keys go to the page (i in a take-over), so the console's
+	// keys do nothing but esc and ctrl+c; the help says that instead.
+	typing bool
 }
 
 // helpCache keeps the key help's lines by width and help screen: they
@@ -65,6 +68,9 @@ func (f footer) lines(w int) []string {
 		line = f.st.flash.Render(trunc(quitPrompt, w))
 	case f.flash != "":
 		line = f.st.flash.Render(trunc(f.flash, w))
+	}
+	if f.typing {
+		return []string{line, f.st.banner.Render(trunc(firstFit(w, "TYPING INTO THE PAGE: every key goes to the page  esc stops  ctrl+c quits", "TYPING INTO THE PAGE  esc stops  ctrl+c quits", "esc stops typing"), w))}
 	}
 	keys := f.cache.get(helpKey{w: w, full: f.showHelp}, func() []string {
 		hm := f.help

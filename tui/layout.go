@@ -200,7 +200,7 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 // headerFooter is the screen's header and footer as they stand.
 func (m Model) headerFooter() (header, footer) {
 	hdr := header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}
-	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache}
+	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache, typing: m.page.on && m.page.input}
 	if m.promptOpen {
 		ftr.prompt = m.input.View()
 	}

@@ -584,6 +584,10 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 			}
 			m = r.update(m, press("i"))
 			m = r.until(t, m, "no focus said", func(m Model) bool { return strings.Contains(screen(m), "no field has focus") })
+			// The key help says where keys go now, not the console's keys.
+			if lines := strings.Split(strings.TrimRight(screen(m), "\n"), "\n"); !strings.Contains(lines[len(lines)-1], "esc stops") || strings.Contains(lines[len(lines)-1], "t take") {
+				t.Errorf("while typing the key help still offers the console's keys: %q", lines[len(lines)-1])
+			}
 			// The line keeps whole clauses: it once read "press tab or cli…".
 			if !strings.Contains(screen(m), "no field has focus: press tab or click a field") && !strings.Contains(screen(m), "no field has focus; press tab or click a field") {
 				t.Errorf("the focus line lost how to give a field focus:\n%s", screen(m))
