@@ -375,3 +375,16 @@ func TestTokenPanelKeepsTheDefaultToken(t *testing.T) {
 		t.Errorf("X on a minted token did not revoke it: %v", minter.names)
 	}
 }
+
+// A token panel cut for room says how much is hidden instead of ending
+// mid-list (the walk saw only "▸ claude-code" at 80x24).
+func TestTokenPanelCutSaysSo(t *testing.T) {
+	b := tokenBox{p: tokenPanel{names: []string{"default", "codex", "gemini-cli"}, hosts: []string{"claude-code", "codex"}}, st: defaultStyles()}
+	got := ansi.Strip(b.Render(60, 3))
+	if !strings.Contains(got, "more lines") {
+		t.Errorf("a cut token panel does not say so:\n%s", got)
+	}
+	if whole := ansi.Strip(b.Render(60, 20)); strings.Contains(whole, "more line") {
+		t.Errorf("a whole token panel says it is cut:\n%s", whole)
+	}
+}

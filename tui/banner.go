@@ -73,7 +73,16 @@ type tokenBox struct {
 	st styles
 }
 
-func (t tokenBox) Render(w, h int) string { return block(t.lines(w), w, h) }
+func (t tokenBox) Render(w, h int) string {
+	lines := t.lines(w)
+	if len(lines) > h && h >= 2 {
+		// Cut for room (a review and the page view share a small
+		// screen): say so rather than end mid-list or mid-config.
+		more := len(lines) - (h - 1)
+		lines = append(lines[:h-1:h-1], t.st.dim.Render(trunc("… "+countOf(more, "more line")+": v hides the page view, esc this panel", w)))
+	}
+	return block(lines, w, h)
+}
 
 func (t tokenBox) lines(w int) []string {
 	if t.p.minted != nil {

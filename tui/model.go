@@ -33,10 +33,10 @@ const (
 	flashNoMinter = "agent tokens arrive with the MCP server"
 	// defaultTokenName is the token every console start mints anew.
 	defaultTokenName = "default"
-	flashNoPrompt = "p gives the built-in agent a new task: start the console with tabwarden run to have one"
-	quitPrompt    = "quit? live conversations will be canceled (y/n)"
-	defaultWidth  = 80
-	defaultHeight = 24
+	flashNoPrompt    = "p gives the built-in agent a new task: start the console with tabwarden run to have one"
+	quitPrompt       = "quit? live conversations will be canceled (y/n)"
+	defaultWidth     = 80
+	defaultHeight    = 24
 )
 
 // subscription is the engine's change feed, shared by copies of the model
