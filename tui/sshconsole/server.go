@@ -153,10 +153,31 @@ func Start(ctx context.Context, svc tui.Service, cfg Config) (*Server, error) {
 	s.wg.Go(func() { _ = srv.Serve(ln) })
 	s.wg.Go(func() {
 		<-s.ctx.Done()
-		_ = srv.Close()
+		// No session starts after this (handle checks closed under mu
+		// before it counts itself), so waiting for them is sound.
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		// A Close that runs before Serve has taken the listener does not
-		// close it, and Serve would then accept forever: close it here too.
+		// close it, and Serve would then accept forever: close it here.
 		_ = ln.Close()
+		// Each screen stops with the context and restores its client's
+		// terminal on the way out; closing the connections first would
+		// cut that off and leave the operator's terminal in the
+		// alternate screen. The grace bounds a session that hangs.
+		ended := make(chan struct{})
+		go func() {
+			s.sessions.Wait()
+			close(ended)
+		}()
+		grace := time.NewTimer(shutdownGrace)
+		select {
+		case <-ended:
+		case <-grace.C:
+		}
+		grace.Stop()
+		_ = srv.Close()
+		<-ended
 	})
 	return s, nil
 }
@@ -188,7 +209,7 @@ func (s *Server) allowKey(_ ssh.Context, key ssh.PublicKey) bool {
 // handle runs one operator's screen for the session.
 func (s *Server) handle(sess ssh.Session) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.ctx.Err() != nil {
 		s.mu.Unlock()
 		refuse(sess, "tabwarden: the console is shutting down")
 		return
@@ -301,6 +322,10 @@ func (s *Server) handle(sess ssh.Session) {
 	}
 	_ = sess.Exit(0)
 }
+
+// shutdownGrace is how long a shutdown waits for the screens to end on
+// their own before it closes their connections.
+const shutdownGrace = 2 * time.Second
 
 // restoreTerminal undoes what the program set on the client's terminal:
 // mouse reporting (cell motion, SGR), the hidden cursor, the alternate
