@@ -75,7 +75,7 @@ func (e *Engine) ResumeAs(id ConversationID, op Operator) error {
 	c.paused = false
 	rec := withOperator(audit.Record{Kind: audit.KindResume, By: "operator"}, op)
 	line := "resumed by " + op.Name + ": " + c.name + "; navigation asks again"
-	if taker := c.pausedBy; taker != op {
+	if taker := c.pausedBy; taker.Name != "" && taker != op {
 		rec.Note = "taken over by " + taker.Name
 		line = "resumed by " + op.Name + " (taken over by " + taker.Name + "): " + c.name + "; navigation asks again"
 	}

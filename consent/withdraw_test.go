@@ -273,4 +273,17 @@ func TestHandOffIsTheAgents(t *testing.T) {
 	if !found {
 		t.Errorf("no hand-off line in the activity log: %+v", st.Activity)
 	}
+	// Resuming it names no one who took over (the walk read "taken over
+	// by ): demo agent").
+	if err := h.e.Resume("c1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range h.e.Snapshot().Activity {
+		if strings.Contains(a.Text, "taken over by") {
+			t.Errorf("the resume of a hand-off names a taker: %q", a.Text)
+		}
+	}
+	if recs := h.mem.Kind(audit.KindResume); len(recs) != 1 || recs[0].Note != "" {
+		t.Errorf("resume records %+v, want one with no taker note", recs)
+	}
 }

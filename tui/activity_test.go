@@ -381,9 +381,14 @@ func TestTokenPanelKeepsTheDefaultToken(t *testing.T) {
 func TestTokenPanelCutSaysSo(t *testing.T) {
 	b := tokenBox{p: tokenPanel{names: []string{"default", "codex", "gemini-cli"}, hosts: []string{"claude-code", "codex"}}, st: defaultStyles()}
 	got := ansi.Strip(b.Render(60, 3))
-	if !strings.Contains(got, "more lines") {
-		t.Errorf("a cut token panel does not say so:\n%s", got)
+	if !strings.Contains(got, "more lines") || strings.Contains(got, "page view") {
+		t.Errorf("a cut token panel does not say so, or names a page view that is not open:\n%s", got)
 	}
+	b.pageOn = true
+	if got := ansi.Strip(b.Render(60, 3)); !strings.Contains(got, "v hides the page view") {
+		t.Errorf("a cut token panel beside the page view does not say v gives room:\n%s", got)
+	}
+	b.pageOn = false
 	if whole := ansi.Strip(b.Render(60, 20)); strings.Contains(whole, "more line") {
 		t.Errorf("a whole token panel says it is cut:\n%s", whole)
 	}

@@ -71,6 +71,8 @@ type tokenPanel struct {
 type tokenBox struct {
 	p  tokenPanel
 	st styles
+	// pageOn: the page view takes room that v would give back.
+	pageOn bool
 }
 
 func (t tokenBox) Render(w, h int) string {
@@ -79,7 +81,11 @@ func (t tokenBox) Render(w, h int) string {
 		// Cut for room (a review and the page view share a small
 		// screen): say so rather than end mid-list or mid-config.
 		more := len(lines) - (h - 1)
-		lines = append(lines[:h-1:h-1], t.st.dim.Render(trunc("… "+countOf(more, "more line")+": v hides the page view, esc this panel", w)))
+		room := ": more room on a taller terminal"
+		if t.pageOn {
+			room = ": v hides the page view"
+		}
+		lines = append(lines[:h-1:h-1], t.st.dim.Render(trunc("… "+countOf(more, "more line")+room, w)))
 	}
 	return block(lines, w, h)
 }

@@ -70,7 +70,8 @@ func (f footer) lines(w int) []string {
 		line = f.st.flash.Render(trunc(f.flash, w))
 	}
 	if f.typing {
-		return []string{line, f.st.banner.Render(trunc(firstFit(w, "TYPING INTO THE PAGE: every key goes to the page  esc stops  ctrl+c quits", "TYPING INTO THE PAGE  esc stops  ctrl+c quits", "esc stops typing"), w))}
+		quit := "ctrl+c " + f.keys.ForceQ.Help().Desc + "s" // quits, or leaves on an SSH screen
+		return []string{line, f.st.banner.Render(trunc(firstFit(w, "TYPING INTO THE PAGE: every key goes to the page  esc stops  "+quit, "TYPING INTO THE PAGE  esc stops  "+quit, "esc stops typing"), w))}
 	}
 	keys := f.cache.get(helpKey{w: w, full: f.showHelp}, func() []string {
 		hm := f.help

@@ -153,14 +153,17 @@ func grantChips(gs []consent.ScopedGrant, now time.Time, w int) []string {
 	if len(gs) == 0 {
 		return nil
 	}
+	// A chip wraps whole ("[fill http://… 14:56]" once broke after its
+	// origin): its own spaces are no-break while the line wraps.
+	const nbsp = "\u00a0"
 	chips := make([]string, 0, len(gs))
 	for _, g := range gs {
-		chips = append(chips, "["+clean(string(g.Class))+" "+clean(g.Origin)+" "+leftText(g.Expires, now)+"]")
+		chips = append(chips, "["+strings.Join([]string{clean(string(g.Class)), clean(g.Origin), leftText(g.Expires, now)}, nbsp)+"]")
 	}
 	text := "s-grants: " + strings.Join(chips, " ") + " · G"
 	var out []string
 	for _, l := range wrap(text, max(w-4, 1)) {
-		out = append(out, "    "+l)
+		out = append(out, trunc("    "+strings.ReplaceAll(l, nbsp, " "), w))
 	}
 	return out
 }

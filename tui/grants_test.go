@@ -123,3 +123,21 @@ func TestScopedKeyRefusedSaysWhy(t *testing.T) {
 		t.Fatal("a refused s decided the review")
 	}
 }
+
+// A grant chip wraps whole, never between its origin and its time.
+func TestGrantChipsWrapWhole(t *testing.T) {
+	gs := []consent.ScopedGrant{
+		{Class: "read", Origin: "http://127.0.0.1:18911", Expires: fixedNow.Add(10 * time.Minute)},
+		{Class: "fill", Origin: "http://127.0.0.1:18911", Expires: fixedNow.Add(12 * time.Minute)},
+	}
+	for w := 40; w <= 90; w++ {
+		for _, l := range grantChips(gs, fixedNow, w) {
+			if strings.Count(l, "[") != strings.Count(l, "]") {
+				t.Fatalf("w=%d: a chip is split: %q", w, l)
+			}
+			if width(l) > w {
+				t.Fatalf("w=%d: %q is wider", w, l)
+			}
+		}
+	}
+}

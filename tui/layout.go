@@ -125,7 +125,7 @@ func (m Model) tokenSection(w int) section {
 	if m.tokens == nil {
 		return section{}
 	}
-	t := tokenBox{p: *m.tokens, st: m.st}
+	t := tokenBox{p: *m.tokens, st: m.st, pageOn: m.page.on}
 	return section{len(t.lines(w)), t.Render}
 }
 
