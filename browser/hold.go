@@ -151,7 +151,8 @@ func (h *holdServer) serve(w http.ResponseWriter, r *http.Request) {
 		// request whose reused connection dropped; the retry waits for
 		// the same verdict rather than finding no parking (a 204, which
 		// would end the navigation while its review is still open).
-		// Whatever follows, release or close, still ends the parking.
+		// A refusal or close ends the parking; an approval leaves its
+		// verdict for the retry (close clears it if none comes).
 		h.mu.Lock()
 		p.served = false
 		h.mu.Unlock()

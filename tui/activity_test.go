@@ -293,12 +293,7 @@ func TestMintedConfigCutSaysWhereAWholeCopyIs(t *testing.T) {
 // its last line (the walk saw it cut before the token); esc goes back to
 // the list, a second esc closes the panel.
 func TestMintedConfigShowsWholeAt80x24(t *testing.T) {
-	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{names: []string{"default", "codex", "gemini-cli"}}})
-	t.Cleanup(m.Close)
-	r := newRunner()
-	m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	m = r.update(m, press("n"))
-	m = r.update(m, press("1"))
+	m, r := minted(t, 80, 24, []string{"default", "codex", "gemini-cli"}, false, "n", "1")
 	s := screen(m)
 	if !strings.Contains(strings.ReplaceAll(s, "\n", ""), "tw_test-secret-that-is-long-enough-to-pass-the-edge") {
 		t.Errorf("the minted configuration is cut before its token:\n%s", s)
@@ -320,12 +315,7 @@ func TestMintedConfigShowsWholeAt80x24(t *testing.T) {
 // whole width, where its token line fits uncut (the walk saw the bearer
 // token split over two rows at 120x40).
 func TestMintedConfigTakesTheWidthItNeeds(t *testing.T) {
-	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{}})
-	t.Cleanup(m.Close)
-	r := newRunner()
-	m = r.update(m, tea.WindowSizeMsg{Width: 160, Height: 40})
-	m = r.update(m, press("n"))
-	m = r.update(m, press("1"))
+	m, _ := minted(t, 160, 40, nil, false, "n", "1")
 	s := screen(m)
 	if !strings.Contains(s, "--header 'Authorization: Bearer tw_test-secret-that-is-long-enough-to-pass-the-edge'") {
 		t.Errorf("the token line is cut at 160 columns:\n%s", s)
@@ -339,13 +329,7 @@ func TestMintedConfigTakesTheWidthItNeeds(t *testing.T) {
 // configuration the rest would cut has the screen: the view steps aside
 // until esc (the walk saw the token split in the 60-column rest).
 func TestPageViewStepsAsideForAMintedConfig(t *testing.T) {
-	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{}, Page: newFakePage()})
-	t.Cleanup(m.Close)
-	r := newRunner()
-	m = r.update(m, tea.WindowSizeMsg{Width: 160, Height: 40})
-	m = r.update(m, press("v"))
-	m = r.update(m, press("n"))
-	m = r.update(m, press("1"))
+	m, r := minted(t, 160, 40, nil, true, "v", "n", "1")
 	s := screen(m)
 	if !strings.Contains(s, "Bearer tw_test-secret-that-is-long-enough-to-pass-the-edge'") || strings.Contains(s, "Page view") {
 		t.Errorf("the page view kept its side and cut the configuration:\n%s", s)
@@ -359,13 +343,8 @@ func TestPageViewStepsAsideForAMintedConfig(t *testing.T) {
 // X in the token panel never revokes the default token, which mcp.json,
 // the header and mcp-stdio name; it revokes a minted one.
 func TestTokenPanelKeepsTheDefaultToken(t *testing.T) {
-	minter := &fakeMinter{names: []string{"default", "codex"}}
-	m := New(newFake(baseState()), Options{Version: "v0.1.0", Now: fixedClock, Minter: minter})
-	t.Cleanup(m.Close)
-	r := newRunner()
-	m = r.update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	m = r.update(m, press("n"))
-	m = r.update(m, press("X"))
+	m, r := minted(t, 80, 24, []string{"default", "codex"}, false, "n", "X")
+	minter := m.opts.Minter.(*fakeMinter)
 	if !slices.Contains(minter.names, "default") || !strings.Contains(squash(screen(m)), "a restart renews it") {
 		t.Errorf("X on the default token: tokens %v\n%s", minter.names, screen(m))
 	}
@@ -392,4 +371,22 @@ func TestTokenPanelCutSaysSo(t *testing.T) {
 	if whole := ansi.Strip(b.Render(60, 20)); strings.Contains(whole, "more line") {
 		t.Errorf("a whole token panel says it is cut:\n%s", whole)
 	}
+}
+
+// minted is a screen of w×h that pressed keys (v, n, 1, …) with a fake
+// minter holding names and, when page, a fake page view.
+func minted(t *testing.T, w, h int, names []string, page bool, keys ...string) (Model, *runner) {
+	t.Helper()
+	opts := Options{Version: "v0.1.0", Now: fixedClock, Minter: &fakeMinter{names: names}}
+	if page {
+		opts.Page = newFakePage()
+	}
+	m := New(newFake(baseState()), opts)
+	t.Cleanup(m.Close)
+	r := newRunner()
+	m = r.update(m, tea.WindowSizeMsg{Width: w, Height: h})
+	for _, k := range keys {
+		m = r.update(m, press(k))
+	}
+	return m, r
 }
