@@ -83,6 +83,7 @@ var columns = []column{
 
 const (
 	timeCol   = 0
+	convCol   = 2
 	originCol = 9
 )
 
@@ -116,19 +117,26 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 			widths[c] = max(widths[c], utf8.RuneCountInString(s))
 		}
 	}
+	notes := slices.ContainsFunc(recs, func(r Record) bool { return r.Origin == "" && r.URL == "" && columns[originCol].cell(r, loc) != "" })
+	head := func(c int) string {
+		if c == originCol && notes {
+			return "ORIGIN/NOTE" // run and session rows say what ran or ended there
+		}
+		return columns[c].head
+	}
 	var shown []int
-	for c, col := range columns {
+	for c := range columns {
 		if widths[c] == 0 && c != timeCol && c != originCol {
 			continue // a column nobody filled in only costs width
 		}
-		widths[c] = max(widths[c], utf8.RuneCountInString(col.head))
+		widths[c] = max(widths[c], utf8.RuneCountInString(head(c)))
 		shown = append(shown, c)
 	}
 	if width > 0 {
 		// The origin column is never cut where it holds an origin or a
 		// URL; a session or run row's note there may be, or one long note
 		// would push every other column off a terminal's table.
-		originFloor := utf8.RuneCountInString(columns[originCol].head)
+		originFloor := utf8.RuneCountInString(head(originCol))
 		for i, r := range recs {
 			if r.Origin != "" || r.URL != "" {
 				originFloor = max(originFloor, utf8.RuneCountInString(cells[i][originCol]))
@@ -136,6 +144,10 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 		}
 		shown = fit(shown, widths, width, originFloor)
 	}
+
+	// A narrow terminal drops the conversation column; a line whenever the
+	// conversation changes keeps every row attributable at no width.
+	convLines := !slices.Contains(shown, convCol) && slices.ContainsFunc(recs, func(r Record) bool { return r.Conversation != "" })
 
 	var b strings.Builder
 	writeRow := func(cell func(c int) string) {
@@ -151,12 +163,25 @@ func renderTable(w io.Writer, recs []Record, width int, loc *time.Location) erro
 		}
 		b.WriteByte('\n')
 	}
-	writeRow(func(c int) string { return columns[c].head })
-	day := ""
+	writeRow(head)
+	day, conv := "", "\x00"
 	for i, r := range recs {
 		if d := r.Time.In(loc).Format(dayLayout); d != day {
 			day = d
 			fmt.Fprintf(&b, "── %s ──\n", d)
+			conv = "\x00"
+		}
+		if convLines && r.Conversation != conv {
+			conv = r.Conversation
+			if conv == "" {
+				b.WriteString("   (no conversation)\n")
+			} else {
+				line := "   conversation " + printable(conv)
+				if width > 0 {
+					line = truncate(line, width)
+				}
+				b.WriteString(line + "\n")
+			}
 		}
 		writeRow(func(c int) string { return cells[i][c] })
 	}

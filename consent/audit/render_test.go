@@ -59,12 +59,22 @@ func testKeepsOrigin(t *testing.T, width int) {
 	}
 	originCol := utf8.RuneCountInString(lines[0][:originAt])
 	row := 0
+	conv := ""
 	for _, l := range lines[1:] {
+		if n := utf8.RuneCountInString(l); n > width {
+			t.Errorf("line is %d columns wide: %q", n, l)
+		}
 		if strings.HasPrefix(l, "──") {
 			continue
 		}
-		if n := utf8.RuneCountInString(l); n > width {
-			t.Errorf("line is %d columns wide: %q", n, l)
+		if c, ok := strings.CutPrefix(l, "   conversation "); ok {
+			conv = c
+			continue
+		}
+		// Every row says whose it is: in its own column or under a line
+		// naming the conversation.
+		if !strings.Contains(lines[0], "CONVERSATION") && !strings.HasPrefix(recs[row].Conversation, strings.TrimSuffix(conv, "…")) {
+			t.Errorf("row %d sits under conversation %q, want %q", row, conv, recs[row].Conversation)
 		}
 		want := recs[row].Origin
 		if want == "" {
@@ -88,20 +98,36 @@ func testKeepsOrigin(t *testing.T, width int) {
 			t.Errorf("column %s dropped at width %d: %q", head, width, lines[0])
 		}
 	}
-	if !strings.Contains(lines[5], "review_shown") && !strings.Contains(lines[3], "review_shown") {
-		t.Errorf("kind must not be cut: %q", lines[3])
+	shownRow := rowOf(t, lines, "09:00:01")
+	if !strings.Contains(shownRow, "review_shown") {
+		t.Errorf("kind must not be cut: %q", shownRow)
 	}
-	if !strings.Contains(lines[6], "…") || strings.Contains(lines[6], "99aa") {
-		t.Errorf("long cells not truncated with …: %q", lines[6])
+	if long := rowOf(t, lines, "09:01:00"); strings.Contains(lines[0], "CONVERSATION") && (!strings.Contains(long, "…") || strings.Contains(long, "99aa")) {
+		t.Errorf("long cells not truncated with …: %q", long)
 	}
+}
+
+// rowOf is the table line that starts with the time hms.
+func rowOf(t *testing.T, lines []string, hms string) string {
+	t.Helper()
+	for _, l := range lines {
+		if strings.HasPrefix(l, hms) {
+			return l
+		}
+	}
+	t.Fatalf("no row at %s in\n%s", hms, strings.Join(lines, "\n"))
+	return ""
 }
 
 func TestRenderTableNarrowDropsColumnsNotOrigin(t *testing.T) {
 	origin := "https://a-rather-long-subdomain.of-a-long-domain.example:8443"
 	recs := []Record{{Time: at(1, 2, 3), Kind: KindDecision, Conversation: "conv", Tab: "tab-1", Gate: "read", Decision: "approved", By: "operator", WaitMS: 10, Origin: origin}}
 	lines := render(t, recs, 40)
-	if !strings.HasSuffix(lines[2], "  "+origin) || !strings.HasPrefix(lines[2], "01:02:03") {
-		t.Fatalf("narrow table must keep time and the whole origin: %q", lines[2])
+	if row := rowOf(t, lines, "01:02:03"); !strings.HasSuffix(row, "  "+origin) {
+		t.Fatalf("narrow table must keep time and the whole origin: %q", row)
+	}
+	if lines[2] != "   conversation conv" {
+		t.Errorf("the dropped conversation is not named above its rows: %q", lines[2])
 	}
 	if strings.Contains(lines[0], "BY") {
 		t.Errorf("BY should be the first column to go: %q", lines[0])
@@ -153,7 +179,7 @@ func TestRenderTableNamesCodesGrantsRuns(t *testing.T) {
 	}
 	lines := render(t, recs, 0)
 	want := []string{
-		"TIME      KIND       CONVERSATION      TAB    GATE/TOOL      DECISION            BY        ORIGIN",
+		"TIME      KIND       CONVERSATION      TAB    GATE/TOOL      DECISION            BY        ORIGIN/NOTE",
 		"── 2026-11-30 ──",
 		"09:00:00  run_start                                                                        console test pid 7",
 		"09:00:01  tool_call  default·codex·9f         browser_open   failed invalid_url            ",
