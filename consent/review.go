@@ -484,7 +484,16 @@ func (e *Engine) DecideAs(d Decision) error {
 		seen = d.SeenAt
 	}
 	if time.Since(seen) < e.cfg.ReviewDelay {
-		e.addActivityLocked(r.Conversation, ErrTooEarly.Error(), true)
+		// Every screen reads the log: name who pressed what, as the
+		// decision lines do.
+		key := "d"
+		switch {
+		case approve && d.Scoped:
+			key = "s"
+		case approve:
+			key = "a"
+		}
+		e.addActivityLocked(r.Conversation, fmt.Sprintf("%s (%s pressed %s)", ErrTooEarly.Error(), op.Name, key), true)
 		e.auditLocked(withOperator(e.recordLocked(audit.KindKeyIgnored, r), op))
 		cp := r.copyOut()
 		e.emitLocked(Event{Kind: EventKeyIgnored, Conversation: r.Conversation, Tab: r.Tab, Review: &cp})

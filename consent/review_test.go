@@ -218,7 +218,7 @@ func TestKeyAheadGuard(t *testing.T) {
 		t.Fatal("an ignored key must leave the review pending")
 	}
 	last := st.Activity[len(st.Activity)-1]
-	if last.Text != "key ignored: review just appeared" || !last.Warn {
+	if last.Text != "key ignored: review just appeared (local pressed a)" || !last.Warn {
 		t.Fatalf("activity %+v", last)
 	}
 	if k := ev.waitFor(t, EventKeyIgnored); k.Review == nil || k.Review.ID != r.ID {

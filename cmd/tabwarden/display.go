@@ -67,7 +67,12 @@ func needDisplay(ctx context.Context, o *options, getenv func(string) string, go
 		return nil
 	}
 	if err := openDisplay(ctx, getenv); err != nil {
-		return fmt.Errorf("headed Chromium needs a display and %v; %s", err, strings.Join(noDisplayFixes(), "; or "))
+		fixes := noDisplayFixes()
+		for i, f := range fixes {
+			// doctor lines these up in a column; a sentence needs one space.
+			fixes[i] = strings.Join(strings.Fields(f), " ")
+		}
+		return fmt.Errorf("headed Chromium needs a display and %v; %s", err, strings.Join(fixes, "; or "))
 	}
 	return nil
 }

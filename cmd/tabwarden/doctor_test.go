@@ -274,6 +274,9 @@ func TestNeedDisplay(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
+	if strings.Contains(err.Error(), "  ") {
+		t.Errorf("error %q keeps the doctor's column spacing in a sentence", err)
+	}
 	for _, o := range []options{{headless: true}, {browserURL: "http://127.0.0.1:9222"}} {
 		if err := needDisplay(context.Background(), &o, getenv, "linux"); err != nil {
 			t.Errorf("%+v needs no display: %v", o, err)

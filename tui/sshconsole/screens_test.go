@@ -215,6 +215,7 @@ func TestKeyAheadGuardOnSSHScreen(t *testing.T) {
 	s.WaitFor("alpha.test")
 	s.Send("a")
 	s.WaitFor("key ignored: review just appeared")
+	s.WaitFor("ana pressed a") // the activity log, every screen's, says whose key
 	if d := r.mem.Kind(audit.KindDecision); len(d) != 0 {
 		t.Fatalf("an early a decided: %+v", d)
 	}
