@@ -340,6 +340,36 @@ func TestPageViewStepsAsideForAMintedConfig(t *testing.T) {
 	}
 }
 
+// A configuration cut for room scrolls with ↑↓, so its last line (the
+// closing brace of a JSON configuration) can be read and copied off an
+// 80×24 screen; the hint says which lines show (the walk saw a cut JSON
+// with no way to reach its end).
+func TestMintedConfigScrolls(t *testing.T) {
+	config := "{\n  \"mcp\": {\n    \"tabwarden\": {\n      \"type\": \"remote\",\n      \"url\": \"http://127.0.0.1:8765/mcp\",\n      \"headers\": {\n        \"Authorization\": \"Bearer tw_x\"\n      }\n    }\n  }\n}"
+	p := tokenPanel{minted: &MintedToken{Name: "opencode", Where: "opencode.json", Config: config}, mintedFor: "opencode"}
+	b := tokenBox{p: p, st: defaultStyles()}
+	top := ansi.Strip(b.Render(60, 6))
+	if !strings.Contains(top, "lines 1-4 of 11 · ↑↓ scroll") || strings.Contains(top, "Bearer") {
+		t.Fatalf("a cut configuration at its top:\n%s", top)
+	}
+	b.p.scroll = 100 // more ↓ than rows: the end shows, no blank room
+	end := ansi.Strip(b.Render(60, 6))
+	if !strings.Contains(end, "lines 8-11 of 11") || !strings.HasSuffix(strings.TrimRight(strings.Split(end, "\n")[4], " "), "}") {
+		t.Fatalf("scrolled to the end:\n%s", end)
+	}
+	b.p.scroll = 3
+	if mid := ansi.Strip(b.Render(60, 6)); !strings.Contains(mid, "lines 4-7 of 11") {
+		t.Fatalf("scrolled by 3:\n%s", mid)
+	}
+	// ↓ on a minted configuration scrolls it; it no longer goes back to
+	// the list (esc does).
+	m, r := minted(t, 80, 24, nil, false, "n", "1")
+	m = r.update(m, press("down"))
+	if m.tokens == nil || m.tokens.minted == nil || m.tokens.scroll != 1 || !strings.Contains(screen(m), "Token claude-code") {
+		t.Errorf("↓ left the minted configuration:\n%s", screen(m))
+	}
+}
+
 // X in the token panel never revokes the default token, which mcp.json,
 // the header and mcp-stdio name; it revokes a minted one.
 func TestTokenPanelKeepsTheDefaultToken(t *testing.T) {
@@ -349,7 +379,8 @@ func TestTokenPanelKeepsTheDefaultToken(t *testing.T) {
 		t.Errorf("X on the default token: tokens %v\n%s", minter.names, screen(m))
 	}
 	m = r.update(m, press("down"))
-	r.update(m, press("X"))
+	m = r.update(m, press("X"))
+	r.update(m, press("y"))
 	if slices.Contains(minter.names, "codex") {
 		t.Errorf("X on a minted token did not revoke it: %v", minter.names)
 	}

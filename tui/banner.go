@@ -53,6 +53,9 @@ func (b banner) lines(w int) []string {
 	return out
 }
 
+// narrowestPanel is a width no panel is drawn narrower than.
+const narrowestPanel = 20
+
 // tokenPanel is the `n` panel's state: the live tokens, the hosts a token
 // can be minted for, the selected token and the one just minted.
 type tokenPanel struct {
@@ -62,6 +65,12 @@ type tokenPanel struct {
 	minted *MintedToken
 	// mintedFor is the host minted is configured for.
 	mintedFor string
+	// scroll is how many rows of a cut configuration ↓ has passed, so a
+	// small screen can still show (and copy) its last lines.
+	scroll int
+	// revoking is the token X asked to revoke, waiting for y: a revoked
+	// token is gone for good and its conversations end.
+	revoking string
 }
 
 // tokenBox draws the token panel. A minted configuration is shown whole:
@@ -77,6 +86,18 @@ type tokenBox struct {
 
 func (t tokenBox) Render(w, h int) string {
 	lines := t.lines(w)
+	if t.p.minted != nil && len(lines) > h && h >= 3 {
+		// The title stays; ↑↓ move the rest, so every line of the
+		// configuration can be brought on screen.
+		body, rows := lines[1:], h-2
+		off := min(max(t.p.scroll, 0), len(body)-rows)
+		hint := fmt.Sprintf("lines %d-%d of %d · ↑↓ scroll", off+1, off+rows, len(body))
+		if t.pageOn {
+			hint += " · v hides the page view"
+		}
+		out := append([]string{lines[0]}, body[off:off+rows]...)
+		return block(append(out, t.st.dim.Render(trunc(hint, w))), w, h)
+	}
 	if len(lines) > h && h >= 2 {
 		// Cut for room (a review and the page view share a small
 		// screen): say so rather than end mid-list or mid-config.
@@ -125,6 +146,9 @@ func (t tokenBox) lines(w int) []string {
 		line += sep + h
 	}
 	out = append(out, trunc(line, w))
+	if t.p.revoking != "" {
+		return append(out, wrap(t.st.warn.Render("revoke "+clean(t.p.revoking)+" for good? its conversations end (y/n)"), w)...)
+	}
 	return append(out, wrap("↑↓ select · X revoke the selected token (its conversations end)", w)...)
 }
 

@@ -487,20 +487,42 @@ func (m *Model) mint() tea.Cmd {
 // every other key (a, d, …) works as usual.
 func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	p := m.tokens
+	if name := p.revoking; name != "" {
+		// The confirmation takes the next key, whatever it is: only y
+		// revokes.
+		p.revoking = ""
+		if k.String() != "y" {
+			return m.setFlash("kept token " + clean(name)), true
+		}
+		if err := m.opts.Minter.RevokeToken(name); err != nil {
+			return m.setFlash("revoking " + clean(name) + " failed: " + clean(err.Error())), true
+		}
+		p.names = m.opts.Minter.Tokens()
+		p.sel = min(p.sel, max(len(p.names)-1, 0))
+		return m.setFlash("revoked token " + clean(name) + ": its conversations ended"), true
+	}
 	switch s := k.String(); {
 	case s == "esc" && p.minted != nil:
 		// From a minted configuration back to the list.
-		p.minted, p.mintedFor = nil, ""
+		p.minted, p.mintedFor, p.scroll = nil, "", 0
 		return nil, true
 	case s == "esc":
 		m.tokens = nil
 		return nil, true
+	case (s == "up" || s == "down") && p.minted != nil:
+		// A configuration on screen scrolls. Render keeps the offset in
+		// range for the room it has; here it is bounded by the rows of
+		// the narrowest panel, so ↓ always reaches the last line.
+		if s == "up" {
+			p.scroll = max(p.scroll-1, 0)
+		} else {
+			p.scroll = min(p.scroll+1, len(tokenBox{p: *p}.lines(narrowestPanel)))
+		}
+		return nil, true
 	case s == "up":
-		p.minted, p.mintedFor = nil, ""
 		p.sel = max(p.sel-1, 0)
 		return nil, true
 	case s == "down":
-		p.minted, p.mintedFor = nil, ""
 		p.sel = min(p.sel+1, max(len(p.names)-1, 0))
 		return nil, true
 	case s == "X" && p.minted != nil:
@@ -516,19 +538,15 @@ func (m *Model) tokenKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			// restart, which mints a new one anyway.
 			return m.setFlash("default is the console's own token (mcp.json, mcp-stdio); a restart renews it"), true
 		}
-		if err := m.opts.Minter.RevokeToken(name); err != nil {
-			return m.setFlash("revoking " + clean(name) + " failed: " + clean(err.Error())), true
-		}
-		p.names = m.opts.Minter.Tokens()
-		p.sel = min(p.sel, max(len(p.names)-1, 0))
-		return m.setFlash("revoked token " + clean(name) + ": its conversations ended"), true
+		p.revoking = name
+		return nil, true
 	case len(s) == 1 && s[0] >= '1' && int(s[0]-'0') <= len(p.hosts):
 		host := p.hosts[s[0]-'1']
 		tok, err := m.opts.Minter.MintFor(host)
 		if err != nil {
 			return m.setFlash("minting a token failed: " + clean(err.Error())), true
 		}
-		p.minted, p.mintedFor = &tok, host
+		p.minted, p.mintedFor, p.scroll = &tok, host, 0
 		p.names = m.opts.Minter.Tokens()
 		// OSC 52: terminals that allow it put the configuration on the
 		// clipboard; the others ignore the sequence.

@@ -212,9 +212,16 @@ func TestMintToken(t *testing.T) {
 	if !hasClipboard(cmd, "tw_test-secret-that-is-long-enough-to-pass-the-edge") {
 		t.Errorf("the configuration was not copied with OSC 52")
 	}
-	// ↓ selects the new token; X revokes it.
-	m, _ = keys(m, "down")
-	m, _ = keys(m, "X")
+	// esc goes back to the list, ↓ selects the new token; X asks, y revokes.
+	m, _ = keys(m, "esc", "down", "X")
+	if !slices.Equal(minter.names, []string{"default", "claude-code"}) || !strings.Contains(squash(screen(m)), "revoke claude-code for good? its conversations end (y/n)") {
+		t.Fatalf("X revoked %v without asking\n%s", minter.names, screen(m))
+	}
+	m, _ = keys(m, "n")
+	if !slices.Equal(minter.names, []string{"default", "claude-code"}) || !strings.Contains(screen(m), "kept token claude-code") {
+		t.Fatalf("n to the question revoked %v\n%s", minter.names, screen(m))
+	}
+	m, _ = keys(m, "X", "y")
 	if !slices.Equal(minter.names, []string{"default"}) || !strings.Contains(screen(m), "revoked token claude-code") {
 		t.Fatalf("X revoked %v\n%s", minter.names, screen(m))
 	}
