@@ -87,6 +87,8 @@ type Engine struct {
 	focused *review
 	sel     Selection
 	info    Info
+	// screens counts the SSH screens open per operator name.
+	screens map[string]int
 	// autoShow: a review was asked or one on screen settled since the last
 	// refocus, so an empty screen takes the oldest waiting review;
 	// screenHolds counts screens busy with input (HoldAutoShow).

@@ -2,6 +2,7 @@ package consent
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent/audit"
@@ -80,7 +81,27 @@ func (e *Engine) operatorSession(op Operator, note, line string) {
 	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.screens == nil {
+		e.screens = map[string]int{}
+	}
+	if note == "joined" {
+		e.screens[op.Name]++
+	} else if e.screens[op.Name]--; e.screens[op.Name] <= 0 {
+		delete(e.screens, op.Name)
+	}
 	e.auditLocked(withOperator(audit.Record{Kind: audit.KindSession, By: "operator", Note: "ssh screen: " + note}, op))
 	e.addActivityLocked("", "operator "+op.Name+" "+line, false)
 	e.commitLocked()
+}
+
+// operatorsLocked lists the operators on SSH screens, one entry per screen.
+func (e *Engine) operatorsLocked() []string {
+	var out []string
+	for name, n := range e.screens {
+		for range n {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -3,6 +3,7 @@ package consent
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -859,5 +860,24 @@ func TestActivityKeepsTheNameOfEndedConversations(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no activity line for the ended conversation")
+	}
+}
+
+// The state names the operators on SSH screens, one entry per screen, so
+// the console's quit question can say who it disconnects.
+func TestStateCountsOperatorScreens(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	ana, bob := Operator{Name: "ana", Fingerprint: "SHA256:a"}, Operator{Name: "bob", Fingerprint: "SHA256:b"}
+	h.e.OperatorJoined(ana)
+	h.e.OperatorJoined(bob)
+	h.e.OperatorJoined(ana)
+	h.e.OperatorLeft(ana, "left")
+	if got := h.e.Snapshot().Operators; !slices.Equal(got, []string{"ana", "bob"}) {
+		t.Fatalf("operators %v, want [ana bob]", got)
+	}
+	h.e.OperatorLeft(ana, "left")
+	h.e.OperatorLeft(bob, "signed out")
+	if got := h.e.Snapshot().Operators; len(got) != 0 {
+		t.Fatalf("operators %v after all left", got)
 	}
 }

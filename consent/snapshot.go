@@ -15,6 +15,7 @@ func (e *Engine) Snapshot() State {
 		Ended:       e.endedLocked(),
 		Grants:      e.scopedSnapshotLocked(),
 		Now:         e.now(),
+		Operators:   e.operatorsLocked(),
 	}
 	waiting := map[TabID]bool{} // tabs with a queued, unfocused review
 	for _, r := range e.queue {

@@ -291,6 +291,9 @@ type State struct {
 	// Now is the engine's clock when the snapshot was taken: remaining
 	// grant time is Expires - Now.
 	Now time.Time
+	// Operators names the operators on SSH screens now, one entry per
+	// screen, sorted (OperatorJoined / OperatorLeft).
+	Operators []string
 }
 
 // EventKind names a control event for listeners (the browser layer).

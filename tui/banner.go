@@ -11,6 +11,10 @@ const takeOverText = "You have the browser. Sign in or finish the step in the Ch
 // window: the agent is stopped, but nothing here shows the page.
 const headlessTakeOverText = "The agent is stopped. This console's Chromium is headless, so there is no window to finish the step in: press r to hand the browser back (its navigation grants start over), or x to cancel the agent's operation. To sign in by hand, run the console headed (ssh -X, or xvfb-run with a VNC viewer)."
 
+// noTabTakeOverText is the take-over text of a conversation with no tab:
+// pointing at a window or v would send the operator to an empty page.
+const noTabTakeOverText = "The agent is stopped. This conversation has no tab open, so there is no page to finish a step in: press r to hand the browser back, or x to cancel the agent's operation."
+
 // banner is the take-over notice for the selected conversation.
 type banner struct {
 	conv     string
@@ -18,6 +22,9 @@ type banner struct {
 	// pageView: the screen has the page view, so the step can be done
 	// from the terminal (design.md §13).
 	pageView bool
+	// noTab: the conversation has no tab, so there is no page to see or
+	// finish a step in (its navigation was denied, say).
+	noTab bool
 	// by is the operator who took over when that is not this screen's.
 	by string
 	// note is the console's own word on this take-over
@@ -40,6 +47,9 @@ func (b banner) lines(w int) []string {
 		if b.headless {
 			text = "PAUSED (" + b.conv + "): " + pageHeadlessTakeOverText
 		}
+	}
+	if b.noTab {
+		text = "PAUSED (" + b.conv + "): " + noTabTakeOverText
 	}
 	if b.note != "" {
 		text = "PAUSED (" + b.conv + "): " + b.note

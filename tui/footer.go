@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -10,12 +11,16 @@ import (
 
 // footer is the flash line (or the quit question) above the key help.
 type footer struct {
-	flash    string
-	confirm  bool
-	showHelp bool
-	help     help.Model
-	keys     keyMap
-	st       styles
+	flash   string
+	confirm bool
+	// operators are on SSH screens, which the quit ends too; live: some
+	// conversation is live, which it cancels.
+	operators []string
+	live      bool
+	showHelp  bool
+	help      help.Model
+	keys      keyMap
+	st        styles
 	// prompt, when set, is the open task prompt's line; it takes the
 	// flash line's place.
 	prompt string
@@ -64,6 +69,13 @@ func (f footer) lines(w int) []string {
 	switch {
 	case f.prompt != "":
 		line = trunc(f.prompt, w)
+	case f.confirm && len(f.operators) > 0:
+		prompt := quitPromptSSH
+		if !f.live {
+			prompt = quitPromptOnlySSH
+		}
+		names := strings.Join(f.operators, ", ") + " (SSH)"
+		line = f.st.flash.Render(trunc(firstFit(w, fmt.Sprintf(prompt, names), fmt.Sprintf(prompt, countOf(len(f.operators), "SSH screen")), fmt.Sprintf(quitPromptShort, countOf(len(f.operators), "SSH screen"))), w))
 	case f.confirm:
 		line = f.st.flash.Render(trunc(quitPrompt, w))
 	case f.flash != "":

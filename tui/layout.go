@@ -114,7 +114,7 @@ func (m Model) bannerSection(w int) section {
 	if c == nil || !c.Paused {
 		return section{}
 	}
-	b := banner{conv: convLabel(*c), headless: m.opts.Headless, pageView: m.opts.Page != nil, note: clean(c.PauseNote), st: m.st}
+	b := banner{conv: convLabel(*c), headless: m.opts.Headless, pageView: m.opts.Page != nil, noTab: len(c.Tabs) == 0, note: clean(c.PauseNote), st: m.st}
 	if c.PausedBy != "" && c.PausedBy != m.operator().Name {
 		b.by = clean(c.PausedBy)
 	}
@@ -200,7 +200,7 @@ func (m Model) compose(vp *viewport.Model) (lines []string, panelW, panelBodyH i
 // headerFooter is the screen's header and footer as they stand.
 func (m Model) headerFooter() (header, footer) {
 	hdr := header{s: m.state, version: m.opts.Version, st: m.st, remote: m.opts.Remote}
-	ftr := footer{flash: m.flash, confirm: m.confirmQuit, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache, typing: m.page.on && m.page.input}
+	ftr := footer{flash: m.flash, confirm: m.confirmQuit, operators: m.quitDisconnects(), live: len(m.state.Conversations) > 0, showHelp: m.showHelp, help: m.help, keys: m.keys, st: m.st, cache: m.helpCache, typing: m.page.on && m.page.input}
 	if m.promptOpen {
 		ftr.prompt = m.input.View()
 	}

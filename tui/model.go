@@ -35,8 +35,13 @@ const (
 	defaultTokenName = "default"
 	flashNoPrompt    = "p gives the built-in agent a new task: start the console with tabwarden run to have one"
 	quitPrompt       = "quit? live conversations will be canceled (y/n)"
-	defaultWidth     = 80
-	defaultHeight    = 24
+	// quitPromptSSH is quitPrompt when operators watch over SSH: their
+	// screens end with the console.
+	quitPromptSSH     = "quit? live conversations will be canceled and %s disconnected (y/n)"
+	quitPromptOnlySSH = "quit? %s will be disconnected (y/n)"
+	quitPromptShort   = "quit? ends the conversations and %s (y/n)"
+	defaultWidth      = 80
+	defaultHeight     = 24
 )
 
 // subscription is the engine's change feed, shared by copies of the model
@@ -311,7 +316,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(k, keys.Quit, keys.ForceQ):
-		if len(m.state.Conversations) == 0 {
+		if len(m.state.Conversations) == 0 && len(m.quitDisconnects()) == 0 {
 			return m.quit()
 		}
 		m.confirmQuit = true
@@ -641,4 +646,14 @@ func hasConversation(s consent.State, id consent.ConversationID) bool {
 		}
 	}
 	return false
+}
+
+// quitDisconnects is who quitting this screen disconnects: the operators on
+// SSH screens when this is the console's own terminal (an SSH screen's q
+// only leaves).
+func (m Model) quitDisconnects() []string {
+	if m.opts.Remote {
+		return nil
+	}
+	return cleanNames(m.state.Operators)
 }

@@ -515,6 +515,9 @@ type pageGeom struct {
 	// textHint: the picture is too small to read, and the panel says V
 	// shows the page as text (pictureTooSmall).
 	textHint bool
+	// folded: the panel is its title line alone, its rows lent to a
+	// review that marks nothing on the page (foldsFor).
+	folded bool
 }
 
 // pageSideWidth is the width from which the panel sits right of the rest.
@@ -695,9 +698,30 @@ func (m Model) pageGeomCells() pageGeom {
 	// site tool's input): the picture yields rows to it, down to a strip
 	// that still shows the page and its mark.
 	if need := m.stackedReviewNeed(w); need > 0 && body-ph < need {
+		if body-pageMinH < need && foldsFor(m.state.Focused) {
+			// Even a strip of picture would cut the review, and the
+			// review points at nothing in it (a site tool's input, a
+			// result to share): the panel keeps its title, and its
+			// picture comes back with the next review or none.
+			return pageGeom{restW: w, restH: h - 1, x0: 0, y0: hdrH, pw: w, ph: 1, folded: true}
+		}
 		ph = max(min(ph, pageMinH), body-need)
 	}
 	return pageGeom{restW: w, restH: h - ph, x0: 0, y0: hdrH, pw: w, ph: ph}
+}
+
+// foldsFor reports whether a stacked page panel may fold to its title for
+// review r: only reviews whose target the picture marks (a page action, a
+// plan, an upload) keep a strip of it.
+func foldsFor(r *consent.Review) bool {
+	if r == nil {
+		return false
+	}
+	switch r.Kind {
+	case consent.KindAction, consent.KindPlan, consent.KindUpload:
+		return false
+	}
+	return true
 }
 
 // picture is the image area inside the panel: its top-left cell and size
@@ -843,6 +867,9 @@ func (m Model) pagePanel(g pageGeom) []string {
 	if m.page.input {
 		keys = "TYPING INTO THE PAGE · esc stops"
 	}
+	if g.folded && !m.page.input {
+		keys = "folded: the review needs the room · v hide"
+	}
 	title, keys := panelTitle(clean(string(tab)), pageTitle, keys, m.page.input, g.pw)
 	head := m.st.rule.Render(rule(title, max(0, g.pw-width(keys)-1), "─")) + " "
 	if m.page.input {
@@ -851,6 +878,9 @@ func (m Model) pagePanel(g pageGeom) []string {
 		head += m.st.dim.Render(keys)
 	}
 	lines := []string{head}
+	if g.folded {
+		return lines
+	}
 	if m.showsFocus() {
 		lines = append(lines, m.focusLine(tab, g.pw))
 	}

@@ -433,6 +433,45 @@ func TestPageViewYieldsToTheReview(t *testing.T) {
 	}
 }
 
+// The same for a site tool's input: at 80×24 with the page view open the
+// demo's save_draft review showed its "input" heading and not the input
+// (the eleventh walk).
+func TestPageViewYieldsToASiteToolInput(t *testing.T) {
+	rv := review(consent.KindToolCall, "Allow site tool call?", "Allow once")
+	rv.ToolCall = &consent.ToolCall{ToolName: "save_draft", ToolTitle: "Save a draft", InputSummary: `{"title":"string(10)"}`, InputValues: "{\n  \"title\": \"Demo draft\"\n}"}
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		page := newFakePage()
+		m, _, r := newPageModel(t, withFocus(baseState(), rv), size[0], size[1], page)
+		m = r.update(m, press("v"))
+		m = r.until(t, m, "the first frame", hasFrame)
+		s := screen(m)
+		for _, want := range []string{`"title": "Demo draft"`, "read-only", "a Allow once"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d: the site-tool review hides %q:\n%s", size[0], size[1], want, s)
+			}
+		}
+		// At 80×24 not even a strip of picture leaves the input room, and
+		// the review marks nothing on the page: the panel folds to its
+		// title and says why. At 120×40 the picture stays.
+		folded := strings.Contains(s, "folded: the review needs the room")
+		if size[0] == 80 && (!folded || strings.Contains(s, "▀")) {
+			t.Errorf("%dx%d: the panel did not fold for the review:\n%s", size[0], size[1], s)
+		}
+		if size[0] == 120 && (folded || !strings.Contains(s, "▀")) {
+			t.Errorf("%dx%d: the picture did not stay:\n%s", size[0], size[1], s)
+		}
+	}
+	// With the review gone the picture comes back.
+	page := newFakePage()
+	m, _, r := newPageModel(t, withFocus(baseState(), rv), 80, 24, page)
+	m = r.update(m, press("v"))
+	m = r.until(t, m, "the first frame", hasFrame)
+	m = r.update(m, stateChangedMsg{state: baseState()})
+	if s := screen(m); strings.Contains(s, "folded") || !strings.Contains(s, "▀") {
+		t.Errorf("the picture did not come back after the review:\n%s", s)
+	}
+}
+
 // textPage is a page source that also reads the page's text.
 type textPage struct{ *fakePage }
 

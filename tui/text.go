@@ -276,3 +276,12 @@ func countOf(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
+
+// cleanNames is clean applied to each name.
+func cleanNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = clean(n)
+	}
+	return out
+}

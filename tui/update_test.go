@@ -178,6 +178,32 @@ func TestQuitAsksWhenConversationsLive(t *testing.T) {
 	}
 }
 
+// Quitting the console ends the SSH screens too: the question names who
+// will be disconnected, and asks even with no conversation live (the
+// eleventh walk's two operators were dropped with no word of it).
+func TestQuitNamesTheSSHOperators(t *testing.T) {
+	st := panelCases()["navigation"]
+	st.Operators = []string{"ana", "bob"}
+	m, _ := newTestModel(st, 120, 40)
+	m, _ = keys(m, "q")
+	if !strings.Contains(screen(m), "quit? live conversations will be canceled and ana, bob (SSH) disconnected (y/n)") {
+		t.Errorf("the quit question does not name the operators:\n%s", screen(m))
+	}
+	m, _ = newTestModel(st, 60, 24)
+	m, _ = keys(m, "q")
+	if !strings.Contains(screen(m), "quit? ends the conversations and 2 SSH screens (y/n)") {
+		t.Errorf("a narrow quit question does not count the screens:\n%s", screen(m))
+	}
+	m, _ = newTestModel(consent.State{Profile: consent.ProfileStrict, Operators: []string{"ana"}}, 80, 24)
+	m, cmd := keys(m, "q")
+	if isQuit(cmd) || !strings.Contains(screen(m), "quit? ana (SSH) will be disconnected (y/n)") {
+		t.Errorf("q with an operator and no conversation: quit=%v\n%s", isQuit(cmd), screen(m))
+	}
+	if _, cmd := keys(m, "y"); !isQuit(cmd) {
+		t.Error("y did not quit")
+	}
+}
+
 func TestQuitWithoutConversationsIsImmediate(t *testing.T) {
 	m, _ := newTestModel(consent.State{Profile: consent.ProfileStrict}, 80, 24)
 	if _, cmd := keys(m, "q"); !isQuit(cmd) {
@@ -443,6 +469,14 @@ func TestTakeOverBanner(t *testing.T) {
 	}
 	if strings.Contains(plain(renderState(baseState(), 160, 48)), "You have the browser") {
 		t.Error("banner shown while not paused")
+	}
+	// A conversation with no tab has no page to show: the banner says so
+	// instead of pointing at a window or v (the eleventh walk).
+	noTab := pausedState()
+	noTab.Conversations[0].Tabs = nil
+	got = strings.Join(strings.Fields(plain(renderState(noTab, 80, 24))), " ")
+	if !strings.Contains(got, noTabTakeOverText) || strings.Contains(got, "You have the browser") {
+		t.Errorf("take-over of a conversation with no tab:\n%s", got)
 	}
 }
 
