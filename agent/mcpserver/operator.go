@@ -64,7 +64,7 @@ func (s *Server) serveOperator(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	s.cfg.Engine.Note("", "agent token '"+tok.Name+"' minted by `tabwarden connect`", false)
+	s.minted(tok.Name, "by `tabwarden connect`", "")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(mintReply{Name: tok.Name, Token: tok.Secret, URL: s.URL()})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -478,4 +479,36 @@ func TestRequestBodyCap(t *testing.T) {
 	if n := len(ts.surface.Calls()); n != 0 {
 		t.Fatalf("an oversized request reached the Surface")
 	}
+}
+
+// A token minted at the console's terminal is recorded as its revocation
+// is: in the audit (kind mint, by local) and the activity log, by name,
+// never with its secret (the eleventh walk found mints missing from the
+// audit).
+func TestMintIsAudited(t *testing.T) {
+	ts := startServer(t)
+	tok, err := ts.MintAtConsole("helper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ts.audit.WaitFor(context.Background(), func(r audit.Record) bool { return r.Kind == audit.KindMint })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Operator != "local" || !strings.Contains(rec.Note, "agent token helper minted") {
+		t.Errorf("mint record %+v", rec)
+	}
+	for _, r := range ts.audit.Records() {
+		if strings.Contains(fmt.Sprintf("%+v", r), tok.Secret) {
+			t.Fatalf("the audit holds the token's secret: %+v", r)
+		}
+	}
+	waitState(t, ts.engine, "the mint in the activity log", func(st consent.State) bool {
+		for _, a := range st.Activity {
+			if strings.Contains(a.Text, "agent token 'helper' minted") && !strings.Contains(a.Text, tok.Secret) {
+				return true
+			}
+		}
+		return false
+	})
 }

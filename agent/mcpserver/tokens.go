@@ -165,9 +165,17 @@ func (s *Server) RevokeToken(name string) error {
 func (s *Server) MintAtConsole(name string) (Token, error) {
 	tok, err := s.MintFree(name)
 	if err == nil {
-		s.cfg.Engine.Note("", "agent token '"+tok.Name+"' minted with n at the console's terminal", false)
+		s.minted(tok.Name, "with n at the console's terminal", consent.LocalOperator.Name)
 	}
 	return tok, err
+}
+
+// minted tells the activity log and the audit that a token was minted, as
+// its revocation is: who can reach the console is part of the record. The
+// secret goes to neither.
+func (s *Server) minted(name, how, operator string) {
+	s.record(audit.Record{Kind: audit.KindMint, By: "operator", Operator: operator, Note: "agent token " + name + " minted " + how})
+	s.cfg.Engine.Note("", "agent token '"+name+"' minted "+how, false)
 }
 
 // revokeLocal ends a token in this server only.

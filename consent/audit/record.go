@@ -35,6 +35,7 @@ const (
 	KindResume      Kind = "resume"
 	KindCancel      Kind = "cancel"
 	KindRevoke      Kind = "revoke"
+	KindMint        Kind = "mint"
 	KindPolicyBlock Kind = "policy_block"
 	KindKeyIgnored  Kind = "key_ignored"
 	KindSession     Kind = "session"

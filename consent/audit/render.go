@@ -73,7 +73,7 @@ var columns = []column{
 			return r.Origin
 		case r.URL != "":
 			return r.URL
-		case r.Kind == KindRunStart || r.Kind == KindRunStop || r.Kind == KindSession || r.Kind == KindRevoke:
+		case r.Kind == KindRunStart || r.Kind == KindRunStop || r.Kind == KindSession || r.Kind == KindRevoke || r.Kind == KindMint:
 			// These rows are about no origin; their note says what ran or ended.
 			return r.Note
 		}
