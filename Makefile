@@ -44,7 +44,7 @@ deps:
 # Bounded by FUZZTIME per target; a failing input lands in
 # PKG/testdata/fuzz/TARGET/ and fails the run (see scripts/fuzz.sh).
 fuzz:
-	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./policy:FuzzParse ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./browser/dom:FuzzSiteText ./browser/wall:FuzzWall ./browser/wall:FuzzRelayAnswer ./browser:FuzzCDPSocket
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) ./policy:FuzzNormalizeOrigin ./policy:FuzzParse ./consent/audit:FuzzSummarize ./webmcp:FuzzSanitize ./agent:FuzzDispatchArguments ./agent:FuzzCheckURL ./internal/sitetext:FuzzSiteText ./browser/wall:FuzzWall ./browser/wall:FuzzRelayAnswer ./browser:FuzzCDPSocket
 
 # go run builds the pinned version once and caches it; no global install.
 lint:

@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/sitetext"
 	"github.com/tabwarden/tabwarden/policy"
 )
 
@@ -110,23 +110,7 @@ func ValidName(s string) bool {
 // cleanText drops control characters (C0, DEL, C1, and the format
 // characters that reorder or hide text) and invalid UTF-8. Newlines and tabs
 // are kept as a space so a description still reads as prose.
-func cleanText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		switch {
-		case r == utf8.RuneError && n <= 1:
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return strings.TrimSpace(b.String())
-}
+func cleanText(s string) string { return strings.TrimSpace(sitetext.Line(s)) }
 
 // CheckOrigin accepts https origins and plain http only on loopback hosts
 // (localhost, 127.0.0.0/8, ::1). It returns the normalized origin.
