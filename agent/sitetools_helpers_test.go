@@ -5,9 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent"
-	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/browser"
 	"github.com/tabwarden/tabwarden/consent"
@@ -59,12 +56,7 @@ type siteServer struct {
 
 func startSiteServer(t *testing.T) *siteServer {
 	t.Helper()
-	site, err := fs.Sub(fixture.Site, "site/webmcp")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &siteServer{canary: "CANARY-SESSION-" + siteRandomHex(t, 12), changed: make(chan struct{})}
-	files := http.FileServerFS(site)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/record", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -85,16 +77,8 @@ func startSiteServer(t *testing.T) *siteServer {
 	for _, p := range []string{"/cancelled", "/slow-started", "/frame-done", "/hostile-ready"} {
 		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("pp") == "none" {
-			w.Header().Set("Permissions-Policy", "tools=()")
-		}
-		files.ServeHTTP(w, r)
-	})
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mux.Handle("/", fixturetest.SiteToolPages(t))
+	ln := fixturetest.Listen(t)
 	s.URL = "http://" + ln.Addr().String()
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +54,6 @@ func newFixture(t *testing.T) *fixture {
 		started: make(chan string, 64), frameDone: make(chan string, 64),
 		hostileReady: make(chan string, 8), workerRan: make(chan string, 8),
 	}
-	dir := filepath.Join("..", "agent", "demo", "fixture", "site", "webmcp")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/record", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -91,17 +88,8 @@ func newFixture(t *testing.T) *fixture {
 		fmt.Fprint(w, `fetch("/worker-ran");`)
 	})
 	mux.HandleFunc("/worker-ran", func(w http.ResponseWriter, r *http.Request) { f.workerRan <- "x" })
-	files := http.FileServer(http.Dir(dir))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("pp") == "none" {
-			w.Header().Set("Permissions-Policy", "tools=()")
-		}
-		files.ServeHTTP(w, r)
-	})
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mux.Handle("/", fixturetest.SiteToolPages(t))
+	ln := fixturetest.Listen(t)
 	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.paths = append(f.paths, r.Method+" "+r.URL.Path)
