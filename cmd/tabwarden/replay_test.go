@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tabwarden/tabwarden/agent/hosts/fakemodel"
 )
 
 // A loopback model provider that speaks the real wire formats (OpenAI chat
@@ -273,17 +275,6 @@ func openaiJSON(w http.ResponseWriter, model string, n int, text string, calls [
 	})
 }
 
-func sse(w http.ResponseWriter, event string, v any) {
-	b, _ := json.Marshal(v)
-	if event != "" {
-		fmt.Fprintf(w, "event: %s\n", event)
-	}
-	fmt.Fprintf(w, "data: %s\n\n", b)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
 func openaiStream(w http.ResponseWriter, model string, n int, text string, calls []replayCall) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	id, created := fmt.Sprintf("chatcmpl-%d", n), time.Now().Unix()
@@ -291,23 +282,23 @@ func openaiStream(w http.ResponseWriter, model string, n int, text string, calls
 		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
-	sse(w, "", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	fakemodel.SSE(w, "", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	for _, part := range splitHalves(text) {
-		sse(w, "", chunk(map[string]any{"content": part}, nil))
+		fakemodel.SSE(w, "", chunk(map[string]any{"content": part}, nil))
 	}
 	for i, c := range calls {
-		sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", n, i), "type": "function",
+		fakemodel.SSE(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", n, i), "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil))
 		for _, part := range splitHalves(argsJSON(c.Args)) {
-			sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": part}}}}, nil))
+			fakemodel.SSE(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": part}}}}, nil))
 		}
 	}
 	finish := "stop"
 	if len(calls) > 0 {
 		finish = "tool_calls"
 	}
-	sse(w, "", chunk(map[string]any{}, finish))
-	sse(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": []any{},
+	fakemodel.SSE(w, "", chunk(map[string]any{}, finish))
+	fakemodel.SSE(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": []any{},
 		"usage": map[string]any{"prompt_tokens": 1000 + n, "completion_tokens": 20, "total_tokens": 1020 + n}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
@@ -348,32 +339,32 @@ func anthropicJSON(w http.ResponseWriter, model string, n int, text string, call
 
 func anthropicStream(w http.ResponseWriter, model string, n int, text string, calls []replayCall) {
 	w.Header().Set("Content-Type", "text/event-stream")
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant",
+	fakemodel.SSE(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant",
 		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 1000 + n, "output_tokens": 1}}})
 	idx := 0
 	if text != "" {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
+		fakemodel.SSE(w, "content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
 		for _, part := range splitHalves(text) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": part}})
+			fakemodel.SSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": part}})
 		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		fakemodel.SSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 		idx++
 	}
 	for i, c := range calls {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": idx,
+		fakemodel.SSE(w, "content_block_start", map[string]any{"type": "content_block_start", "index": idx,
 			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", n, i), "name": c.Name, "input": map[string]any{}}})
 		for _, part := range splitHalves(argsJSON(c.Args)) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
+			fakemodel.SSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
 		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		fakemodel.SSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 		idx++
 	}
 	stop := "end_turn"
 	if len(calls) > 0 {
 		stop = "tool_use"
 	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	fakemodel.SSE(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
+	fakemodel.SSE(w, "message_stop", map[string]any{"type": "message_stop"})
 }
 
 // pngB64 is how every PNG starts in base64: the signature's first bytes.

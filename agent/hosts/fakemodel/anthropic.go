@@ -68,30 +68,30 @@ func (s *Server) anthropic(w http.ResponseWriter, path string, body []byte) {
 		return
 	}
 	sseHeaders(w)
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	SSE(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": len(body) / 4, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
 	}})
 	if t.call != nil {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{
+		SSE(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{
 			"type": "tool_use", "id": callID(len(results)), "name": t.call.Tool, "input": map[string]any{},
 		}})
 		args, _ := json.Marshal(t.call.Args)
 		for _, part := range halves(string(args)) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			SSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
 		}
 	} else {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		SSE(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""}})
 		for _, part := range halves(t.text) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			SSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "text_delta", "text": part}})
 		}
 	}
-	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	sse(w, "message_delta", map[string]any{"type": "message_delta",
+	SSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	SSE(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 12}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	SSE(w, "message_stop", map[string]any{"type": "message_stop"})
 }

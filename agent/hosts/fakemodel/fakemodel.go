@@ -252,8 +252,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// sse writes one server-sent event (event may be empty) and flushes it.
-func sse(w http.ResponseWriter, event string, v any) {
+// SSE writes one server-sent event (event may be empty) and flushes it:
+// the framing every streaming wire format here shares.
+func SSE(w http.ResponseWriter, event string, v any) {
 	b, _ := json.Marshal(v)
 	if event != "" {
 		fmt.Fprintf(w, "event: %s\n", event)

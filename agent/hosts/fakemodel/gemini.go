@@ -98,7 +98,7 @@ func (s *Server) gemini(w http.ResponseWriter, path string, body []byte, stream 
 		return
 	}
 	sseHeaders(w)
-	sse(w, "", resp)
+	SSE(w, "", resp)
 }
 
 // scriptTool says whether name is one of the script's tools as a host

@@ -105,7 +105,7 @@ func (s *Server) responses(w http.ResponseWriter, path string, body []byte) {
 		fields["type"] = typ
 		fields["sequence_number"] = seq
 		seq++
-		sse(w, typ, fields)
+		SSE(w, typ, fields)
 	}
 	sseHeaders(w)
 	ev("response.created", map[string]any{"response": response("in_progress", []any{})})
@@ -187,7 +187,7 @@ func (s *Server) chat(w http.ResponseWriter, path string, body []byte) {
 		return
 	}
 	chunk := func(delta map[string]any, finish any) {
-		sse(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
+		SSE(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
 	sseHeaders(w)
@@ -204,7 +204,7 @@ func (s *Server) chat(w http.ResponseWriter, path string, body []byte) {
 		}
 	}
 	chunk(map[string]any{}, finish)
-	sse(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
+	SSE(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 		"choices": []any{}, "usage": usage})
 	_, _ = w.Write([]byte("data: [DONE]\n\n"))
 	if f, ok := w.(http.Flusher); ok {
