@@ -414,10 +414,7 @@ func TestPageViewYieldsToTheReview(t *testing.T) {
 	text := "Please leave the parcel with the neighbour at number 12.\nThanks!"
 	rv := actionReview(consent.Action{Type: consent.ActionFill, Ref: "e13", Role: "textbox", Name: "Delivery note", Text: text})
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		page := newFakePage()
-		m, _, r := newPageModel(t, withFocus(baseState(), rv), size[0], size[1], page)
-		m = r.update(m, press("v"))
-		m = r.until(t, m, "the first frame", hasFrame)
+		m, _ := viewingPage(t, rv, size[0], size[1])
 		s := screen(m)
 		for _, want := range []string{"Please leave the parcel", "Thanks!", "a Allow once"} {
 			if !strings.Contains(s, want) {
@@ -440,10 +437,7 @@ func TestPageViewYieldsToASiteToolInput(t *testing.T) {
 	rv := review(consent.KindToolCall, "Allow site tool call?", "Allow once")
 	rv.ToolCall = &consent.ToolCall{ToolName: "save_draft", ToolTitle: "Save a draft", InputSummary: `{"title":"string(10)"}`, InputValues: "{\n  \"title\": \"Demo draft\"\n}"}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		page := newFakePage()
-		m, _, r := newPageModel(t, withFocus(baseState(), rv), size[0], size[1], page)
-		m = r.update(m, press("v"))
-		m = r.until(t, m, "the first frame", hasFrame)
+		m, _ := viewingPage(t, rv, size[0], size[1])
 		s := screen(m)
 		for _, want := range []string{`"title": "Demo draft"`, "read-only", "a Allow once"} {
 			if !strings.Contains(s, want) {
@@ -462,14 +456,20 @@ func TestPageViewYieldsToASiteToolInput(t *testing.T) {
 		}
 	}
 	// With the review gone the picture comes back.
-	page := newFakePage()
-	m, _, r := newPageModel(t, withFocus(baseState(), rv), 80, 24, page)
-	m = r.update(m, press("v"))
-	m = r.until(t, m, "the first frame", hasFrame)
+	m, r := viewingPage(t, rv, 80, 24)
 	m = r.update(m, stateChangedMsg{state: baseState()})
 	if s := screen(m); strings.Contains(s, "folded") || !strings.Contains(s, "▀") {
 		t.Errorf("the picture did not come back after the review:\n%s", s)
 	}
+}
+
+// viewingPage is a w×h screen with review rv on it that pressed v and
+// has the page view's first frame.
+func viewingPage(t *testing.T, rv consent.Review, w, h int) (Model, *runner) {
+	t.Helper()
+	m, _, r := newPageModel(t, withFocus(baseState(), rv), w, h, newFakePage())
+	m = r.update(m, press("v"))
+	return r.until(t, m, "the first frame", hasFrame), r
 }
 
 // textPage is a page source that also reads the page's text.
