@@ -2,6 +2,7 @@ package consent
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/tabwarden/tabwarden/consent/errcode"
@@ -292,4 +293,51 @@ func TestPanelTextAndOrigins(t *testing.T) {
 		t.Fatalf("plain origin changed: %q", got)
 	}
 	wantCode(t, h.e.Ask(context.Background(), nav("c1", "t1", "not a url")), errcode.InvalidURL)
+}
+
+// x revokes navigation consent (design.md §4); in the thread and trusted
+// profiles the grant that carries navigation goes with it, as on a
+// take-over: the next navigation asks again (the twelfth walk saw an open
+// load with no review after "navigation consent revoked").
+func TestCancelRevokesTheThreadAndSessionGrants(t *testing.T) {
+	for _, tc := range []struct {
+		profile Profile
+		kind    ReviewKind
+		first   Request
+		line    string
+	}{
+		{ProfileThread, KindThread, read("c1", "t1", "https://a.test"), "navigation consent and the thread grant revoked"},
+		{ProfileTrusted, KindSession, act("c1", "t1", ActionClick), "navigation consent and the session grant revoked"},
+	} {
+		t.Run(string(tc.profile), func(t *testing.T) {
+			h := newHarness(t, Config{Profile: tc.profile}).std()
+			ch := ask(h.e, context.Background(), tc.first)
+			if r := h.focused("t1"); r.Kind != tc.kind {
+				t.Fatalf("first review %s, want %s", r.Kind, tc.kind)
+			}
+			h.decide(h.focused("t1"), true)
+			if err := result(t, ch); err != nil {
+				t.Fatal(err)
+			}
+			if !h.e.Covered(nav("c1", "t2", "https://a.test")) {
+				t.Fatal("the grant does not cover a navigation before x")
+			}
+			if err := h.e.Cancel("c1"); err != nil {
+				t.Fatal(err)
+			}
+			if h.e.Covered(nav("c1", "t2", "https://a.test")) {
+				t.Fatal("a navigation is still covered after x")
+			}
+			act := h.e.Snapshot().Activity
+			if last := act[len(act)-1].Text; !strings.Contains(last, tc.line) {
+				t.Errorf("activity %q lacks %q", last, tc.line)
+			}
+			ch = ask(h.e, context.Background(), nav("c1", "t2", "https://a.test"))
+			if r := h.focused("t2"); r.Kind != tc.kind {
+				t.Fatalf("the navigation after x shows %s, want %s asked again", r.Kind, tc.kind)
+			}
+			h.decide(h.focused("t2"), false)
+			wantCode(t, result(t, ch), errcode.UserDenied)
+		})
+	}
 }

@@ -103,10 +103,23 @@ func (e *Engine) CancelAs(id ConversationID, op Operator) error {
 	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operator canceled the operation")
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator", op: op})
+	// Cancellation revokes navigation consent (design.md §4), and the
+	// thread and session grants carry navigation: they go too, as on a
+	// take-over, or the next open would load with no review after the
+	// log said consent was revoked.
+	revoked := "navigation consent revoked"
+	switch {
+	case c.grants.thread:
+		revoked = "navigation consent and the thread grant revoked"
+	case c.grants.session:
+		revoked = "navigation consent and the session grant revoked"
+	}
 	c.grants.nav = map[navKey]struct{}{}
+	c.grants.thread = false
+	c.grants.session = false
 	e.revokeConvScopedLocked(id, "the operator canceled (x)")
 	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, withOperator(audit.Record{Kind: audit.KindCancel, By: "operator"}, op),
-		"canceled by "+op.Name+": "+c.name+"; navigation consent revoked", true)
+		"canceled by "+op.Name+": "+c.name+"; "+revoked, true)
 	return nil
 }
 
