@@ -284,7 +284,7 @@ func TestMintedConfigCutSaysWhereAWholeCopyIs(t *testing.T) {
 	if !strings.Contains(strings.ReplaceAll(narrow, "\n", ""), token) {
 		t.Errorf("the token lost characters:\n%s", narrow)
 	}
-	if wide := strings.Join(tokenBox{p: p}.lines(120), "\n"); strings.Contains(wide, "Rows are cut") || !strings.Contains(wide, token) {
+	if wide := strings.Join(tokenBox{p: p}.lines(120), "\n"); strings.Contains(wide, "split across rows") || !strings.Contains(wide, token) {
 		t.Errorf("a configuration that fits is not shown plainly:\n%s", wide)
 	}
 }
@@ -320,7 +320,7 @@ func TestMintedConfigTakesTheWidthItNeeds(t *testing.T) {
 	if !strings.Contains(s, "--header 'Authorization: Bearer tw_test-secret-that-is-long-enough-to-pass-the-edge'") {
 		t.Errorf("the token line is cut at 160 columns:\n%s", s)
 	}
-	if strings.Contains(s, "Rows are cut") {
+	if strings.Contains(s, "split across rows") {
 		t.Errorf("a configuration that fits the screen says it is cut:\n%s", s)
 	}
 }

@@ -177,7 +177,7 @@ func (t tokenBox) mintedLines(w int) []string {
 		if cut {
 			// Copying cut rows from the screen pastes line breaks inside
 			// the token; say where a whole copy is.
-			for _, l := range wrap("Rows are cut to fit: paste from the clipboard, or widen the terminal; `tabwarden connect "+clean(t.p.mintedFor)+"` in a shell prints a new token's configuration whole.", w) {
+			for _, l := range wrap("Long lines are split across rows, mid-word: a copy off the screen breaks them. Paste from the clipboard, or widen the terminal; `tabwarden connect "+clean(t.p.mintedFor)+"` in a shell prints a new token's configuration whole.", w) {
 				out = append(out, t.st.dim.Render(l))
 			}
 		}

@@ -60,11 +60,28 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 // an endpoint file that names the same URL. The second result says where the
 // endpoint came from, for messages.
 func Locate(where, token string) (mcpserver.Endpoint, string, error) {
+	return LocateWith(where, token, StdioHints)
+}
+
+// Hints are what a command tells its user to do when Locate finds no
+// console or cannot tell a URL's token: each command offers its own flags.
+type Hints struct {
+	NoConsole, UnknownURL string
+}
+
+// StdioHints are mcp-stdio's: it takes a file or a URL, and a token.
+var StdioHints = Hints{
+	NoConsole:  "start `tabwarden` first, or pass --endpoint FILE|URL",
+	UnknownURL: "pass --token",
+}
+
+// LocateWith is Locate with the hints of the command that asks.
+func LocateWith(where, token string, hints Hints) (mcpserver.Endpoint, string, error) {
 	switch {
 	case where == "":
 		eps, paths, err := mcpserver.LiveEndpoints()
 		if errors.Is(err, mcpserver.ErrNoEndpoint) {
-			return mcpserver.Endpoint{}, "", fmt.Errorf("%w (%v); start `tabwarden` first, or pass --endpoint FILE|URL", ErrNoConsole, err)
+			return mcpserver.Endpoint{}, "", fmt.Errorf("%w (%v); %s", ErrNoConsole, err, hints.NoConsole)
 		}
 		if err != nil {
 			return mcpserver.Endpoint{}, "", fmt.Errorf("read the console's endpoint: %w", err)
@@ -90,7 +107,7 @@ func Locate(where, token string) (mcpserver.Endpoint, string, error) {
 		if ep, path, err := mcpserver.FindEndpoint(); err == nil && ep.URL == where {
 			return ep, path, nil
 		}
-		return mcpserver.Endpoint{}, "", fmt.Errorf("--endpoint %s: no endpoint file names this URL, so its token is unknown; pass --token", where)
+		return mcpserver.Endpoint{}, "", fmt.Errorf("--endpoint %s: no endpoint file names this URL, so its token is unknown; %s", where, hints.UnknownURL)
 	default:
 		ep, err := mcpserver.ReadEndpointFile(where)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -52,7 +52,12 @@ are its own, and every consequential step still waits for the operator.`,
 			if tokenName == "" {
 				tokenName = host
 			}
-			ep, _, err := relay.Locate(endpoint, "")
+			ep, _, err := relay.LocateWith(endpoint, "", relay.Hints{
+				NoConsole: "start `tabwarden` first, or pass --endpoint FILE (a console's endpoint file)",
+				// A token is minted with the operator secret only the
+				// endpoint file holds.
+				UnknownURL: "pass that console's endpoint file instead (--endpoint FILE): it holds the secret a token is minted with",
+			})
 			if err != nil {
 				return failure(err)
 			}

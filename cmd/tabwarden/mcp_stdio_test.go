@@ -69,6 +69,22 @@ func TestMCPStdioWithoutConsoleSaysWhereItLooked(t *testing.T) {
 	contains(t, "stderr", r.stderr, "no tabwarden console is running", home+"/.local/state/tabwarden/run/mcp.json (none)", "--endpoint FILE|URL")
 }
 
+// connect offers its own flags, not mcp-stdio's: an endpoint file (it holds
+// the secret a token is minted with), never a URL with --token, which
+// connect does not have (the twelfth walk followed the hint to "unknown
+// flag: --token").
+func TestConnectWithoutConsoleOffersItsOwnFlags(t *testing.T) {
+	env := []string{"HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=", "TMPDIR=" + t.TempDir()}
+	r := run(t, env, "connect", "codex")
+	r.wantCode(t, 1)
+	contains(t, "connect", r.stderr, "no tabwarden console is running", "pass --endpoint FILE (a console's endpoint file)")
+	lacks(t, "connect", r.stderr, "FILE|URL", "--token")
+	r = run(t, env, "connect", "codex", "--endpoint", "http://127.0.0.1:9/mcp")
+	r.wantCode(t, 1)
+	contains(t, "connect --endpoint URL", r.stderr, "no endpoint file names this URL", "(--endpoint FILE)")
+	lacks(t, "connect --endpoint URL", r.stderr, "--token")
+}
+
 // `tabwarden connect codex` mints a token called codex on the running
 // console and prints Codex's configuration with it; the token works, a second
 // connect gets codex-2, and an unknown host is a usage error.
