@@ -214,11 +214,11 @@ func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 		tab        *consent.TabState
 		want, nope string
 	}{
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "about:blank"}}, "Until you decide, the tab stays about:blank and no request reaches the site", ""},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "about:blank"}}, "Until you decide, the tab stays about:blank and the new page is not requested", ""},
 		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: ""}}, "the tab stays about:blank", ""},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "http://127.0.0.1:44011/signin?next=/"}}, "Until you decide, the tab stays on http://127.0.0.1:44011 and no request reaches the site. If you deny, the tab is left on about:blank.", "stays about:blank"},
-		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "chrome-error://chromewebdata/"}}, "Until you decide, the tab stays on its current page and no request reaches the site. If you deny, the tab is left on about:blank.", "stays about:blank"},
-		{nil, "Until you decide, the tab stays where it is and no request reaches the site. If you deny", "stays about:blank"},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "http://127.0.0.1:44011/signin?next=/"}}, "Until you decide, the tab keeps showing http://127.0.0.1:44011 and the new page is not requested. If you deny, the tab is cleared to about:blank.", "stays about:blank"},
+		{&consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "chrome-error://chromewebdata/"}}, "Until you decide, the tab keeps its current page and the new page is not requested. If you deny, the tab is cleared to about:blank.", "stays about:blank"},
+		{nil, "Until you decide, the tab stays where it is and the new page is not requested. If you deny", "stays about:blank"},
 	}
 	for _, c := range cases {
 		body := squash(strings.Join(reviewBody(&r, c.tab, 80, false), " "))
@@ -230,7 +230,7 @@ func TestNavigationBodySaysWhereTheTabIs(t *testing.T) {
 	// inventory, and the body follows the tab when it moves.
 	s := withFocus(baseState(), r)
 	m, _ := newTestModel(s, 80, 24)
-	if scr := squash(ansi.Strip(m.View().Content)); !strings.Contains(scr, "the tab stays on https://shop.example") {
+	if scr := squash(ansi.Strip(m.View().Content)); !strings.Contains(scr, "the tab keeps showing https://shop.example") {
 		t.Errorf("the panel does not name the tab's current origin:\n%s", scr)
 	}
 	s.Conversations = append([]consent.ConversationState(nil), s.Conversations...)

@@ -141,10 +141,13 @@ const collapsedInputLines = 8
 // page names that page's origin, since the review's origin is where it
 // would go, not where it is.
 func stayText(tab *consent.TabState) string {
-	const held = " and no request reaches the site."
+	// The held request is the new page's: the page the tab shows may be
+	// of the same site (the walk read "no request reaches the site" beside
+	// a tab showing that site as a contradiction).
+	const held = " and the new page is not requested."
 	// The browser puts a tab whose load was refused on about:blank, so it
 	// shows neither the destination nor an error page an agent could read.
-	const denied = " If you deny, the tab is left on about:blank."
+	const denied = " If you deny, the tab is cleared to about:blank."
 	if tab == nil {
 		return "Until you decide, the tab stays where it is" + held + denied
 	}
@@ -152,9 +155,9 @@ func stayText(tab *consent.TabState) string {
 		return "Until you decide, the tab stays about:blank" + held
 	}
 	if u, err := url.Parse(tab.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return "Until you decide, the tab stays on " + clean(u.Scheme+"://"+u.Host) + held + denied
+		return "Until you decide, the tab keeps showing " + clean(u.Scheme+"://"+u.Host) + held + denied
 	}
-	return "Until you decide, the tab stays on its current page" + held + denied
+	return "Until you decide, the tab keeps its current page" + held + denied
 }
 
 // blankURL reports whether a tab shows nothing: no URL yet, or about:blank.

@@ -118,6 +118,12 @@ type Agent struct {
 // New returns an agent over cfg.
 func New(cfg Config) *Agent { return &Agent{cfg: cfg} }
 
+// endedNote is the take-over banner once the demo has stopped under a
+// take-over (t at a review ends it): the generic "press r to resume" would
+// promise a resume with nothing left to run. SetPauseNote keeps it only
+// while the conversation is taken over.
+const endedNote = "The demo has ended: there is nothing to resume. Press q, then y, to quit; run the demo again to start over."
+
 // Run walks steps in order, numbering them "Step i/N" in the narration.
 // It returns nil when every step ran, ErrStopped (wrapped) when the
 // operator refused a step, or the first unexpected outcome.
@@ -139,9 +145,11 @@ func (a *Agent) Run(ctx context.Context, steps []Step) error {
 				why = err.Error()
 			}
 			a.say("The demo ends here: " + why + ". Press q, then y, to quit; run the demo again to start over.")
+			a.cfg.Engine.SetPauseNote(a.cfg.Conv, endedNote)
 			return err
 		}
 		a.warn("unexpected: " + err.Error() + ". The demo cannot go on: press q, then y, to quit, and run it again.")
+		a.cfg.Engine.SetPauseNote(a.cfg.Conv, endedNote)
 		return err
 	}
 	a.say(fmt.Sprintf("The journey is complete: all %d steps. Press q, then y, to quit.", len(steps)))

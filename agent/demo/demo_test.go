@@ -147,6 +147,24 @@ func TestRefusalSaysWhyAndHowToQuit(t *testing.T) {
 	}
 }
 
+// A take-over that ends the demo (t at a review) leaves a banner that
+// says so, not "press r to resume" with nothing left to run (the twelfth
+// walk pressed r and nothing happened).
+func TestTakeOverThatEndsTheDemoSaysItEnded(t *testing.T) {
+	s := &fakeSurface{answer: func(string, int) agent.Result { return failResult(errcode.Paused) }}
+	a, eng := newWalk(t, s)
+	if err := eng.TakeOver("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Run(context.Background(), Select("open")); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Run = %v, want ErrStopped", err)
+	}
+	c := eng.Snapshot().Conversations[0]
+	if !c.Paused || c.PauseNote != endedNote {
+		t.Fatalf("paused %v, banner note %q, want %q", c.Paused, c.PauseNote, endedNote)
+	}
+}
+
 // TestEveryStepSaysWhatToPress: the screen is all a newcomer has, so each
 // step's narration says which key to press or that there is none.
 func TestEveryStepSaysWhatToPress(t *testing.T) {
