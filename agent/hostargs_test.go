@@ -85,3 +85,31 @@ func TestHostAddedArgumentsIgnoredByEveryTool(t *testing.T) {
 		}
 	}
 }
+
+// An argument of the wrong shape is named in the schema's words, never the
+// decoder's Go types (a walk met "cannot unmarshal string into Go struct
+// field ActArgs.action of type agent.ActAction").
+func TestWrongArgumentShapeSaysWhatTheSchemaWants(t *testing.T) {
+	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
+	const conv consent.ConversationID = "arg-shape"
+	eng.AddConversation(conv, "arg-shape")
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: stacktest.GoneBrowser{}})
+	t.Cleanup(d.Close)
+	for _, tc := range []struct{ tool, args, want string }{
+		{"browser_act", `{"tabId":"t1","observationId":"o1","action":"click"}`, `argument \"action\" must be an object, not string`},
+		{"browser_batch", `{"tabId":"t1","steps":{"click":1}}`, `argument \"steps\" must be an array, not object`},
+		{"browser_open", `["http://x"]`, `the arguments must be an object, not array`},
+		{"browser_open", `{"url":`, `not valid JSON`},
+	} {
+		got := d.Call(context.Background(), conv, tc.tool, json.RawMessage(tc.args))
+		js := got.JSON()
+		if got.Code() != string(errcode.InvalidAction) || !strings.Contains(js, tc.want) {
+			t.Errorf("%s %s: want invalid_action saying %s, got %s", tc.tool, tc.args, tc.want, js)
+		}
+		for _, goish := range []string{"Go struct", "agent.", "unmarshal"} {
+			if strings.Contains(js, goish) {
+				t.Errorf("%s %s: the message speaks Go (%q): %s", tc.tool, tc.args, goish, js)
+			}
+		}
+	}
+}

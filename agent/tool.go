@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -214,9 +216,58 @@ func decode(args json.RawMessage, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "arguments do not match the tool's schema: %v", err)
+		return errcode.Errorf(errcode.InvalidAction, errcode.NextNone, "arguments do not match the tool's schema: %s", argError(err))
 	}
 	return nil
+}
+
+// argError says what is wrong with the arguments in the schema's words
+// (object, array, string), not the decoder's Go types, which mean nothing
+// to a model ("cannot unmarshal string into Go struct field
+// ActArgs.action of type agent.ActAction").
+func argError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		what := "of another type"
+		if te.Type != nil {
+			what = jsonKind(te.Type)
+		}
+		if te.Field == "" {
+			return fmt.Sprintf("the arguments must be %s, not %s", what, te.Value)
+		}
+		return fmt.Sprintf("argument %q must be %s, not %s", te.Field, what, te.Value)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "the arguments are not valid JSON (they end early)"
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "the arguments are not valid JSON (" + strings.TrimPrefix(err.Error(), "json: ") + ")"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names a Go type as the JSON a schema asks for.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "of another type"
 }
 
 // HostAddedArgs are the arguments an agent host adds to every tool's schema

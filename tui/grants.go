@@ -205,6 +205,9 @@ func (g grantsBox) lines(w int) []string {
 		}
 		out = append(out, trunc(more, w))
 	}
+	if len(g.gs) == 0 {
+		return out // nothing to select or revoke
+	}
 	return append(out, wrap("↑↓ select · X revoke the selected grant (its steps ask again)", w)...)
 }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,7 +152,12 @@ func (v inventory) lines(w int) (out []string, selected, convRow int) {
 	selected, convRow = -1, -1
 	out = append(out, v.st.rule.Render(rule(v.heading(), w, "─")))
 	if len(v.s.Conversations) == 0 && len(v.s.Ended) == 0 {
-		out = append(out, trunc("  No conversations yet. Agents connect over MCP.", w))
+		text := "  No conversations yet. Agents connect over MCP."
+		if slices.ContainsFunc(v.s.Activity, func(a consent.Activity) bool { return a.Conversation != "" }) {
+			// Some have come and gone: "yet" would say none ever did.
+			text = "  No live conversations. Agents connect over MCP."
+		}
+		out = append(out, trunc(text, w))
 	}
 	items := navItems(v.s)
 	selIdx := navIndex(items, v.sel)

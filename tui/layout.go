@@ -134,9 +134,9 @@ func (m Model) placeholder(w int) section {
 	text := "Reviews appear here when an agent needs your decision."
 	switch n := len(m.state.Queue); {
 	case n == 1:
-		text = "1 review waits in the queue: select its conversation (tab, ↑/↓) to see it."
+		text = "1 review waits in the queue: g shows it (or select its conversation: tab, ↑/↓)."
 	case n > 1:
-		text = fmt.Sprintf("%d reviews wait in the queue: select their conversations (tab, ↑/↓) to see them.", n)
+		text = fmt.Sprintf("%d reviews wait in the queue: g shows the oldest (or select a conversation: tab, ↑/↓).", n)
 	}
 	// Wrapped, not cut: the sentence ends with how to get to the review.
 	for _, l := range wrap(text, w-2) {

@@ -127,9 +127,9 @@ func TestPlaceholderQueueTextWhole(t *testing.T) {
 			r.Tab = "t2"
 			s.Queue = append(s.Queue, r)
 		}
-		want := "1 review waits in the queue: select its conversation (tab, ↑/↓) to see it."
+		want := "1 review waits in the queue: g shows it (or select its conversation: tab, ↑/↓)."
 		if n > 1 {
-			want = fmt.Sprintf("%d reviews wait in the queue: select their conversations (tab, ↑/↓) to see them.", n)
+			want = fmt.Sprintf("%d reviews wait in the queue: g shows the oldest (or select a conversation: tab, ↑/↓).", n)
 		}
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			lines := screenLines(s, sz[0], sz[1])

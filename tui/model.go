@@ -348,15 +348,22 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Oldest):
 		return m.gotoOldest()
 	case key.Matches(k, keys.NextConv):
-		m.moveConversation(1)
+		return m.moveConversation(1)
 	case key.Matches(k, keys.PrevConv):
-		m.moveConversation(-1)
+		return m.moveConversation(-1)
 	case key.Matches(k, keys.Down):
 		m.moveTab(1)
 	case key.Matches(k, keys.Up):
 		m.moveTab(-1)
 	case key.Matches(k, keys.Details):
+		// The details land in the conversation list, which a small screen
+		// may show below the fold: say what changed (the walk saw no
+		// difference at 80×24).
 		m.details = !m.details
+		if m.details {
+			return m.setFlash("details on: selected tab's URL, status, grants; a site tool's whole input")
+		}
+		return m.setFlash("details off")
 	case key.Matches(k, keys.ScrollDn):
 		m.vp.ScrollDown(1)
 	case key.Matches(k, keys.ScrollUp):
@@ -367,6 +374,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.vp.PageUp()
 	case key.Matches(k, keys.Dismiss):
 		m.tokens = nil
+		m.showHelp = false // the help lists esc as closing a panel
 	case key.Matches(k, keys.Help):
 		m.showHelp = !m.showHelp
 	}
@@ -587,14 +595,22 @@ func (m *Model) moveTab(delta int) {
 
 // moveConversation jumps to the next or previous conversation; the engine
 // picks its tab (the one with the oldest pending review first).
-func (m *Model) moveConversation(delta int) {
-	cs := m.state.Conversations
+func (m *Model) moveConversation(delta int) tea.Cmd {
+	// Ended conversations are stops too, after the live ones, as they are
+	// for ↑↓: selecting one is how its tabs are kept (o).
+	var cs []consent.ConversationID
+	for _, c := range m.state.Conversations {
+		cs = append(cs, c.ID)
+	}
+	for _, en := range m.state.Ended {
+		cs = append(cs, en.ID)
+	}
 	if len(cs) == 0 {
-		return
+		return m.setFlash("no conversation to move to: agents connect over MCP")
 	}
 	i := -1
 	for j, c := range cs {
-		if c.ID == m.sel.Conversation {
+		if c == m.sel.Conversation {
 			i = j
 		}
 	}
@@ -606,10 +622,11 @@ func (m *Model) moveConversation(delta int) {
 	} else {
 		i = (i + delta + len(cs)) % len(cs)
 	}
-	m.sel = consent.Selection{Conversation: cs[i].ID}
+	m.sel = consent.Selection{Conversation: cs[i]}
 	if !m.opts.Remote {
-		m.svc.Select(cs[i].ID, "")
+		m.svc.Select(cs[i], "")
 	}
+	return nil
 }
 
 // View renders the whole screen.

@@ -372,7 +372,7 @@ func (m *Model) pageKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		case m.opts.Page == nil:
 			return m.setFlash("the page view needs the browser (not in --script mode)"), true
 		case tab != "" && m.takenOverBy(tab) != "":
-			return m.setFlash(clean(m.takenOverBy(tab)) + " has this take-over: i types only in your own"), true
+			return m.setFlash(clean(m.takenOverBy(tab)) + " has this take-over: i types only in a take-over of your own"), true
 		case tab == "" || !m.takenOver(tab):
 			return m.setFlash(flashNoInput), true
 		}

@@ -305,7 +305,7 @@ func TestPageInputDuringAnotherOperatorsTakeOverSaysWhose(t *testing.T) {
 	m, _, r := newPageModel(t, s, 120, 40, page)
 	m = r.update(m, press("v"))
 	m = r.update(m, press("i"))
-	if !strings.Contains(screen(m), "ana has this take-over: i types only in your own") {
+	if !strings.Contains(screen(m), "ana has this take-over: i types only in a take-over of your own") {
 		t.Fatalf("the refusal does not say whose take-over it is:\n%s", screen(m))
 	}
 	_ = r.update(m, press("b"))

@@ -578,3 +578,40 @@ func TestRemoteScreenDoesNotOfferMint(t *testing.T) {
 		}
 	}
 }
+
+// esc closes the key help, as the help itself says (esc close panel); tab
+// reaches an ended conversation, as ↓ does, so o can keep its tabs; with
+// nothing to move to it says so (the twelfth walk met all three silent).
+func TestEscTabAndEnterSaySomething(t *testing.T) {
+	m, _ := newTestModel(baseState(), 120, 40)
+	m, _ = keys(m, "?")
+	if !m.showHelp {
+		t.Fatal("? did not open the help")
+	}
+	m, _ = keys(m, "esc")
+	if m.showHelp {
+		t.Error("esc left the help open")
+	}
+	m, _ = keys(m, "enter")
+	if !strings.Contains(screen(m), "details on:") {
+		t.Errorf("enter said nothing:\n%s", screen(m))
+	}
+
+	ended := consent.State{Profile: consent.ProfileStrict, Ended: []consent.EndedConversation{{ID: "c9", Name: "opencode"}}}
+	m, f := newTestModel(ended, 120, 40)
+	m, _ = keys(m, "tab")
+	if m.sel.Conversation != "c9" || !slices.Contains(f.Calls(), "select c9 ") {
+		t.Errorf("tab did not select the ended conversation: sel %+v calls %v", m.sel, f.Calls())
+	}
+	m, _ = newTestModel(consent.State{Profile: consent.ProfileStrict}, 120, 40)
+	m, _ = keys(m, "tab")
+	if !strings.Contains(screen(m), "no conversation to move to") {
+		t.Errorf("tab with no conversation said nothing:\n%s", screen(m))
+	}
+	// Once one has come and gone the list does not say "yet".
+	gone := consent.State{Profile: consent.ProfileStrict, Activity: []consent.Activity{{Conversation: "c1", Name: "codex", Text: "connected"}}}
+	m, _ = newTestModel(gone, 120, 40)
+	if s := screen(m); !strings.Contains(s, "No live conversations") || strings.Contains(s, "No conversations yet") {
+		t.Errorf("the empty list after a conversation:\n%s", s)
+	}
+}

@@ -498,6 +498,11 @@ func TestMintIsAudited(t *testing.T) {
 	if rec.Operator != "local" || !strings.Contains(rec.Note, "agent token helper minted") {
 		t.Errorf("mint record %+v", rec)
 	}
+	// This test server keeps no token store, as the demo's console: the
+	// line says the token is not kept.
+	if !strings.Contains(rec.Note, "not kept") {
+		t.Errorf("a mint on a console without a token store does not say it is not kept: %q", rec.Note)
+	}
 	for _, r := range ts.audit.Records() {
 		if strings.Contains(fmt.Sprintf("%+v", r), tok.Secret) {
 			t.Fatalf("the audit holds the token's secret: %+v", r)

@@ -165,7 +165,13 @@ func (s *Server) RevokeToken(name string) error {
 func (s *Server) MintAtConsole(name string) (Token, error) {
 	tok, err := s.MintFree(name)
 	if err == nil {
-		s.minted(tok.Name, "with n at the console's terminal", consent.LocalOperator.Name)
+		how := "with n at the console's terminal"
+		if s.cfg.TokenStore == "" {
+			// The demo's console keeps none: `tokens list` will not show
+			// it and it ends with the console (the walk expected it kept).
+			how += " (not kept: this console keeps no tokens, it ends with it)"
+		}
+		s.minted(tok.Name, how, consent.LocalOperator.Name)
 	}
 	return tok, err
 }
