@@ -159,18 +159,33 @@ func (b *Browser) session(ctx context.Context, t *tab) (proto.TargetSessionID, e
 // attach returns the tab's session with the Page domain and lifecycle
 // events on, which Navigate needs to wait for a load.
 func (b *Browser) attach(ctx context.Context, t *tab) (proto.TargetSessionID, error) {
-	b.reg.mu.Lock()
-	had := t.session != ""
-	b.reg.mu.Unlock()
 	sid, err := b.session(ctx, t)
-	if err != nil || had {
+	if err != nil {
 		return sid, err
 	}
+	// The session may be another caller's (page input, a take-over's stop
+	// of loading) that turned nothing on: whether lifecycle events flow is
+	// the tab's own state, not "a session exists" (a popup whose session
+	// came first that way stayed "loading" for good).
+	b.reg.mu.Lock()
+	claimed := !t.following
+	t.following = true
+	b.reg.mu.Unlock()
+	if !claimed {
+		return sid, nil
+	}
 	c := client{b: b, sid: sid, ctx: ctx}
-	if err := followFrames(c); err != nil {
+	err = followFrames(c)
+	if err == nil {
+		err = proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c)
+	}
+	if err != nil {
+		b.reg.mu.Lock()
+		t.following = false // the next attach tries again
+		b.reg.mu.Unlock()
 		return "", err
 	}
-	return sid, proto.PageSetLifecycleEventsEnabled{Enabled: true}.Call(c)
+	return sid, nil
 }
 
 // CloseTab closes a tab owned by conv.

@@ -22,11 +22,14 @@ type tab struct {
 	opener  consent.TabID
 	popup   bool
 	session proto.TargetSessionID
-	url     string
-	title   string
-	loading bool
-	blocked int // policy-failed sub-resources of the current document
-	closed  bool
+	// following: the session has the frames followed and lifecycle
+	// events on (attach), which end "loading".
+	following bool
+	url       string
+	title     string
+	loading   bool
+	blocked   int // policy-failed sub-resources of the current document
+	closed    bool
 	// denial is why the last main-frame request was refused (consent or
 	// policy); Navigate reports it instead of Chromium's net error.
 	denial error
