@@ -118,6 +118,8 @@ type Server struct {
 	mcp       *mcp.Server
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
+	// endpointPath is the endpoint file Start published ("" if none).
+	endpointPath string
 	idle      time.Duration // stateful session idle timeout; 0: never
 	// progressEvery is Config.ProgressInterval with its default applied.
 	progressEvery time.Duration
@@ -377,6 +379,7 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 		}
 		s.mu.Lock()
 		s.endpoint = true
+		s.endpointPath = path
 		s.mu.Unlock()
 	}
 	stop := context.AfterFunc(ctx, s.Close)
@@ -612,4 +615,13 @@ func (s *Server) record(rec audit.Record) {
 		s.log.Error("audit write failed", "kind", rec.Kind, "err", err)
 		s.cfg.Engine.Note(consent.ConversationID(rec.Conversation), "audit log write failed: "+err.Error(), true)
 	}
+}
+
+// EndpointPath is the endpoint file Start published, "" when it published
+// none. A name other than EndpointFile means another console keeps the
+// default one: hosts reach this console by naming the file.
+func (s *Server) EndpointPath() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpointPath
 }

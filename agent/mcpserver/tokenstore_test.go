@@ -161,6 +161,11 @@ func TestEndpointFileOfAnotherConsoleIsKept(t *testing.T) {
 	if !waitActivity(eng, own) {
 		t.Errorf("the screen does not say where this console's endpoint file is")
 	}
+	// The console's own line about connecting names the file, since the
+	// plain commands reach the other console.
+	if got := s.EndpointPath(); got != own {
+		t.Errorf("EndpointPath %q, want %q", got, own)
+	}
 	s.Close()
 	for _, dir := range publishDirs() {
 		got, err := os.ReadFile(filepath.Join(dir, EndpointFile))

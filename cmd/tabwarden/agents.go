@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/tabwarden/tabwarden/agent"
@@ -101,7 +102,13 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	eng.SetInfo(info)
 	// Never the token itself: the activity log is on every screen, SSH ones
 	// included (design.md §3: a token is shown only where it was minted).
-	eng.Note("", "agents connect: `tabwarden connect HOST` prints a host's configuration; n at the console's own terminal mints one; `tabwarden mcp-stdio` relays with the default token", false)
+	if path := a.server.EndpointPath(); path != "" && filepath.Base(path) != mcpserver.EndpointFile {
+		// Another console keeps the default endpoint file: the plain
+		// commands would reach that one.
+		eng.Note("", "agents connect to this console: `tabwarden connect --endpoint "+path+" HOST` prints a host's configuration; n at the console's own terminal mints one; `tabwarden mcp-stdio --endpoint "+path+"` relays", false)
+	} else {
+		eng.Note("", "agents connect: `tabwarden connect HOST` prints a host's configuration; n at the console's own terminal mints one; `tabwarden mcp-stdio` relays with the default token", false)
+	}
 	return a, nil
 }
 
