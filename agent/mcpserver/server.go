@@ -120,7 +120,7 @@ type Server struct {
 	stateless *mcp.StreamableHTTPHandler
 	// endpointPath is the endpoint file Start published ("" if none).
 	endpointPath string
-	idle      time.Duration // stateful session idle timeout; 0: never
+	idle         time.Duration // stateful session idle timeout; 0: never
 	// progressEvery is Config.ProgressInterval with its default applied.
 	progressEvery time.Duration
 	carriers      carriers

@@ -135,7 +135,6 @@ func TestLineDiffIsAMultisetDifference(t *testing.T) {
 	}
 }
 
-
 // runeSlice and utf16Len must agree with the conversions they replace.
 func TestRuneSliceAndUTF16Len(t *testing.T) {
 	for _, s := range []string{"", "abc", "héllo wörld", "a😀b\nc", "日本語のテキスト", "😀😀"} {
