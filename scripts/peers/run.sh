@@ -50,6 +50,9 @@ if [ ! -d "$deps/node_modules/@playwright/mcp" ] || [ ! -d "$deps/node_modules/c
 	(cd "$deps" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund --ignore-scripts \
 		@modelcontextprotocol/sdk@1.32.2 @playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0 agent-browser@0.41.2 >&2)
 fi
+# npm unpacks agent-browser's native binaries without their execute bit
+# (its postinstall, skipped above, would set it).
+chmod +x "$deps"/node_modules/agent-browser/bin/agent-browser-* 2>/dev/null || true
 
 (cd "$root" && go build -o "$work/tabwarden-bench" ./scripts/peers/tabwarden-bench)
 
