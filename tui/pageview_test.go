@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/consent"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/screentest"
 )
 
 // fakePage is a PageSource that serves one picture per stream and
@@ -34,19 +34,7 @@ type fakePage struct {
 }
 
 func newFakePage() *fakePage {
-	// 160×120, a 4:3 viewport of 800×600 CSS pixels: the top-left quarter
-	// is the fixture's blue block, the rest white.
-	img := image.NewRGBA(image.Rect(0, 0, 160, 120))
-	for y := 0; y < 120; y++ {
-		for x := 0; x < 160; x++ {
-			c := color.RGBA{255, 255, 255, 255}
-			if x < 80 && y < 60 {
-				c = color.RGBA{0, 160, 255, 255}
-			}
-			img.SetRGBA(x, y, c)
-		}
-	}
-	return &fakePage{changed: make(chan struct{}, 64), img: img}
+	return &fakePage{changed: make(chan struct{}, 64), img: screentest.BlueQuarter()}
 }
 
 func (p *fakePage) note() {
@@ -631,7 +619,7 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 			if !strings.Contains(screen(m), "no field has focus: press tab or click a field") && !strings.Contains(screen(m), "no field has focus; press tab or click a field") {
 				t.Errorf("the focus line lost how to give a field focus:\n%s", screen(m))
 			}
-			for _, l := range strings.Split(textRightOfDivider(screen(m)), "\n") {
+			for _, l := range strings.Split(screentest.RightOfDivider(screen(m)), "\n") {
 				if strings.Contains(l, "no field has focus") && (strings.Contains(l, "…") || strings.Contains(l, "press tab") && !strings.Contains(l, "press tab or click a field")) {
 					t.Errorf("the focus line is cut: %q", l)
 				}
@@ -648,7 +636,7 @@ func TestPageInputShowsWhereKeysGo(t *testing.T) {
 				t.Errorf("the count of typed keys is wrong or shows them:\n%s", s)
 			}
 			// V typed now would go into the field: the hint says esc first.
-			for _, l := range strings.Split(textRightOfDivider(screen(m)), "\n") {
+			for _, l := range strings.Split(screentest.RightOfDivider(screen(m)), "\n") {
 				if strings.Contains(l, "V") && strings.Contains(l, "as text") && !strings.Contains(l, "esc") {
 					t.Errorf("while typing, the hint sends V to the page: %q", l)
 				}
@@ -748,7 +736,7 @@ func TestPageViewTitleAndFooterFitWithoutCuts(t *testing.T) {
 			}
 
 			title := ""
-			for _, l := range strings.Split(textRightOfDivider(scr), "\n") {
+			for _, l := range strings.Split(screentest.RightOfDivider(scr), "\n") {
 				if strings.Contains(l, "Page view") {
 					title = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "─"))
 					break

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tabwarden/tabwarden/internal/screentest"
 )
 
 // g selects the tab of the oldest review waiting in the queue (not the one
@@ -68,7 +70,7 @@ func TestTakeOverNoteReplacesTheBanner(t *testing.T) {
 		st.Conversations[0].PauseNote = note
 		m := New(newFake(st), Options{Version: "v0.1.0", Now: fixedClock, Headless: true, Page: newFakePage()})
 		m = step(m, windowMsg(w, 40))
-		screen := squash(textRightOfDivider(plain(m.View().Content)))
+		screen := squash(screentest.RightOfDivider(plain(m.View().Content)))
 		if !strings.Contains(screen, "PAUSED") || !strings.Contains(screen, "signed in for you") || !strings.Contains(screen, "Press r to resume") {
 			t.Errorf("%d columns: the banner lacks the note:\n%s", w, plain(m.View().Content))
 		}
@@ -77,23 +79,10 @@ func TestTakeOverNoteReplacesTheBanner(t *testing.T) {
 		}
 		m = New(newFake(pausedState()), Options{Version: "v0.1.0", Now: fixedClock, Headless: true, Page: newFakePage()})
 		m = step(m, windowMsg(w, 40))
-		if screen := squash(textRightOfDivider(plain(m.View().Content))); !strings.Contains(screen, "press v to see the page and i to type") {
+		if screen := squash(screentest.RightOfDivider(plain(m.View().Content))); !strings.Contains(screen, "press v to see the page and i to type") {
 			t.Errorf("%d columns: without a note the headless banner lost v and i:\n%s", w, plain(m.View().Content))
 		}
 	}
-}
-
-// textRightOfDivider is the screen's text right of the column divider on a wide
-// screen (every line on a narrow one), so wrapped sentences read whole.
-func textRightOfDivider(screen string) string {
-	var out []string
-	for _, l := range strings.Split(screen, "\n") {
-		if i := strings.LastIndex(l, "│"); i >= 0 {
-			l = l[i+len("│"):]
-		}
-		out = append(out, l)
-	}
-	return strings.Join(out, "\n")
 }
 
 // A list longer than its section says how much is cut, in its heading.

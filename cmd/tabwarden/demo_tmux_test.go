@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
+	"github.com/tabwarden/tabwarden/internal/screentest"
 )
 
 // The headless demo as a newcomer runs it, in a real terminal at 80×24
@@ -59,10 +60,10 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 	// so and asks for r — never for typing, nor for a Chromium window
 	// (issue 25).
 	c.waitFor("the PAUSED banner saying the console signed in", 30*time.Second, func(p, _ string) bool {
-		return strings.Contains(squashSpace(rightPanel(p)), "PAUSED (demo agent): The console signed in for you")
+		return strings.Contains(squashSpace(screentest.RightOfDivider(p)), "PAUSED (demo agent): The console signed in for you")
 	})
 	plain := c.screen(false)
-	banner := squashSpace(rightPanel(plain))
+	banner := squashSpace(screentest.RightOfDivider(plain))
 	for _, want := range []string{"there is nothing to type", "Press r to resume"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("the PAUSED banner lacks %q:\n%s", want, plain)
@@ -138,18 +139,4 @@ func tmuxHeadlessDemo(t *testing.T, cols, rows int) {
 	if s := string(out); !strings.Contains(s, "two headless Chromiums") || strings.Contains(s, "two Chromium windows") {
 		t.Errorf("the start line does not say the Chromiums are headless:\n%.400q", s)
 	}
-}
-
-// rightPanel is the screen's review column: the text right of the divider
-// on a wide screen, every line on a narrow one, so wrapped sentences read
-// whole.
-func rightPanel(screen string) string {
-	var out []string
-	for _, l := range strings.Split(screen, "\n") {
-		if i := strings.LastIndex(l, "│"); i >= 0 {
-			l = l[i+len("│"):]
-		}
-		out = append(out, l)
-	}
-	return strings.Join(out, "\n")
 }

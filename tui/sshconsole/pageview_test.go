@@ -3,12 +3,12 @@ package sshconsole
 import (
 	"context"
 	"image"
-	"image/color"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/screentest"
 	"github.com/tabwarden/tabwarden/tui"
 	"github.com/tabwarden/tabwarden/tui/sshconsole/sshtest"
 )
@@ -17,19 +17,7 @@ import (
 // every view.
 type bluePage struct{ img *image.RGBA }
 
-func newBluePage() bluePage {
-	img := image.NewRGBA(image.Rect(0, 0, 160, 120))
-	for y := 0; y < 120; y++ {
-		for x := 0; x < 160; x++ {
-			c := color.RGBA{255, 255, 255, 255}
-			if x < 80 && y < 60 {
-				c = color.RGBA{0, 160, 255, 255}
-			}
-			img.SetRGBA(x, y, c)
-		}
-	}
-	return bluePage{img: img}
-}
+func newBluePage() bluePage { return bluePage{img: screentest.BlueQuarter()} }
 
 func (p bluePage) PageFrames(ctx context.Context, _ consent.TabID, _, _ int, deliver func(image.Image, float64, float64)) error {
 	deliver(p.img, 800, 600)
