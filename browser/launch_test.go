@@ -6,44 +6,25 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/consent/errcode"
+	"github.com/tabwarden/tabwarden/internal/proctest"
 )
 
 // groupMembers lists processes whose process group is pgid; with live
 // set, zombies are left out.
 func groupMembers(pgid int, live bool) []int {
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, p := range proctest.All() {
+		if live && p.State == "Z" {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state ppid pgrp ...
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 {
-			continue
-		}
-		if live && f[0] == "Z" {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid || pid == pgid {
-			out = append(out, pid)
+		if p.PGID == pgid || p.PID == pgid {
+			out = append(out, p.PID)
 		}
 	}
 	return out

@@ -4,7 +4,6 @@
 package fleettest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/internal/logtest"
+	"github.com/tabwarden/tabwarden/internal/proctest"
 )
 
 // EnvRequired, when set (CI sets it), makes a missing install a failure
@@ -208,28 +208,10 @@ func LaunchQuery(args []string) string {
 // ChromiumPIDs are the browser processes (not renderers or helpers) this
 // browserless started, found through the process tree under its pid.
 func (b *Browserless) ChromiumPIDs() []int {
+	procs := proctest.All()
 	parent := map[int]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces; cut at the last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		parent[pid] = ppid
+	for _, p := range procs {
+		parent[p.PID] = p.PPID
 	}
 	under := func(pid int) bool {
 		for p := parent[pid]; p > 1; p = parent[p] {
@@ -240,20 +222,12 @@ func (b *Browserless) ChromiumPIDs() []int {
 		return false
 	}
 	var out []int
-	for pid := range parent {
-		if !under(pid) {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if !strings.Contains(args[0], "chrom") {
+	for _, p := range procs {
+		if !under(p.PID) || len(p.Args) == 0 || !strings.Contains(p.Args[0], "chrom") {
 			continue
 		}
 		browser := false
-		for _, a := range args {
+		for _, a := range p.Args {
 			if strings.HasPrefix(a, "--type=") {
 				browser = false
 				break
@@ -263,7 +237,7 @@ func (b *Browserless) ChromiumPIDs() []int {
 			}
 		}
 		if browser {
-			out = append(out, pid)
+			out = append(out, p.PID)
 		}
 	}
 	return out

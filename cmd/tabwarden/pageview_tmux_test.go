@@ -18,6 +18,7 @@ import (
 	"github.com/tabwarden/tabwarden/agent/demo/fixture"
 	"github.com/tabwarden/tabwarden/agent/demo/fixture/fixturetest"
 	"github.com/tabwarden/tabwarden/agent/mcpserver"
+	"github.com/tabwarden/tabwarden/internal/proctest"
 	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
@@ -479,12 +480,8 @@ func checkNoFrameData(t *testing.T, dir string) {
 func waitNoProcessNaming(marker string, limit time.Duration) {
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		found := false
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			if e.Name()[0] < '0' || e.Name()[0] > '9' {
-				continue
-			}
-			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), marker) {
+		for _, p := range proctest.All() {
+			if strings.Contains(strings.Join(p.Args, "\x00"), marker) {
 				found = true
 				break
 			}
