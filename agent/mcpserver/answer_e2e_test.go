@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -417,40 +416,11 @@ func (w *chromiumWorld) openBatchPage(t *testing.T, cs *mcp.ClientSession) strin
 	return tab
 }
 
-// approveWith approves the next review of kind, running before just
-// before the decision.
+// approveWith approves the next review of kind for the site, running
+// before just before the decision.
 func (w *chromiumWorld) approveWith(t *testing.T, kind consent.ReviewKind, before func()) {
 	t.Helper()
-	changes, stop := w.eng.Changes()
-	defer stop()
-	for {
-		st := w.eng.Snapshot()
-		if f := st.Focused; f != nil && f.Kind == kind {
-			if wait := time.Until(f.ShownAt.Add(e2eDelay)); wait > 0 {
-				<-time.After(wait)
-			}
-			before()
-			err := w.eng.Decide(f.ID, true)
-			if errors.Is(err, consent.ErrTooEarly) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("decide %s: %v", f.ID, err)
-			}
-			return
-		}
-		if len(st.Queue) > 0 {
-			r := st.Queue[0]
-			if st.Selection.Conversation != r.Conversation || st.Selection.Tab != r.Tab {
-				w.eng.Select(r.Conversation, r.Tab)
-			}
-		}
-		select {
-		case <-changes:
-		case <-w.ctx.Done():
-			t.Fatalf("no %s review came", kind)
-		}
-	}
+	w.stk.Operator(t, w.ctx).SelectingQueued().BeforeKey(before).Approve(kind, w.site.URL)
 }
 
 // refIn finds the ref of the element role "name" in an observation snapshot.

@@ -24,6 +24,8 @@ type Operator struct {
 	// (select its tab, as g would) when none is: for conversations the
 	// test does not select itself, such as an MCP client's.
 	selectQueued bool
+	// beforeKey runs once the guard is waited out, just before each key.
+	beforeKey func()
 
 	mu      sync.Mutex
 	decided []consent.Review
@@ -38,7 +40,14 @@ func (s *Stack) Operator(t testing.TB, ctx context.Context) *Operator {
 // SelectingQueued returns the operator who brings a queued review on
 // screen when none is, as the person pressing g would.
 func (o *Operator) SelectingQueued() *Operator {
-	return &Operator{t: o.t, ctx: o.ctx, eng: o.eng, delay: o.delay, selectQueued: true}
+	return &Operator{t: o.t, ctx: o.ctx, eng: o.eng, delay: o.delay, selectQueued: true, beforeKey: o.beforeKey}
+}
+
+// BeforeKey returns the operator who runs fn just before each key, once
+// the key-ahead guard is waited out: for a test that arms a fault at the
+// moment of the decision.
+func (o *Operator) BeforeKey(fn func()) *Operator {
+	return &Operator{t: o.t, ctx: o.ctx, eng: o.eng, delay: o.delay, selectQueued: o.selectQueued, beforeKey: fn}
 }
 
 // Await returns the focused review once it is of kind for origin. Any
@@ -102,6 +111,9 @@ func (o *Operator) Decide(r consent.Review, approve bool) {
 			case <-o.ctx.Done():
 				o.t.Fatalf("decide %s: %v", r.ID, o.ctx.Err())
 			}
+		}
+		if o.beforeKey != nil {
+			o.beforeKey()
 		}
 		err := o.eng.Decide(r.ID, approve)
 		if errors.Is(err, consent.ErrTooEarly) {
