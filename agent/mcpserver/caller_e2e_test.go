@@ -147,7 +147,7 @@ func TestKilledCallerWithdrawsItsReview(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
-			waitState(t, w.eng, "the killed client's review off the screen", func(st consent.State) bool {
+			stacktest.WaitState(t, w.eng, "the killed client's review off the screen", func(st consent.State) bool {
 				for _, q := range st.Queue {
 					if q.ID == r.ID {
 						return false

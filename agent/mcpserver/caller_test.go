@@ -82,7 +82,7 @@ func startReviewServer(t *testing.T, tune func(*Config)) *testServer {
 // onScreen waits for a review to be on screen and returns it.
 func onScreen(t *testing.T, eng *consent.Engine) consent.Review {
 	t.Helper()
-	st := waitState(t, eng, "a review on screen", func(st consent.State) bool { return st.Focused != nil })
+	st := stacktest.WaitState(t, eng, "a review on screen", func(st consent.State) bool { return st.Focused != nil })
 	return *st.Focused
 }
 
@@ -90,7 +90,7 @@ func onScreen(t *testing.T, eng *consent.Engine) consent.Review {
 // decision record, which must say it was withdrawn because of why.
 func waitWithdrawn(t *testing.T, ts *testServer, id, why string) audit.Record {
 	t.Helper()
-	waitState(t, ts.engine, "review "+id+" withdrawn", func(st consent.State) bool {
+	stacktest.WaitState(t, ts.engine, "review "+id+" withdrawn", func(st consent.State) bool {
 		for _, r := range st.Queue {
 			if r.ID == id {
 				return false

@@ -275,7 +275,7 @@ func TestConversationsOverRealChromium(t *testing.T) {
 		if err := s1.Close(); err != nil { // DELETE
 			t.Fatal(err)
 		}
-		waitState(t, w.eng, "session 1's tab handed to the operator", operatorOwns(tabS1))
+		stacktest.WaitState(t, w.eng, "session 1's tab handed to the operator", operatorOwns(tabS1))
 		before, beforePings := w.effects(), pings()
 		status, _, body := rawRequest{
 			Secret: secretA, Session: id,
@@ -301,7 +301,7 @@ func TestConversationsOverRealChromium(t *testing.T) {
 		if err := w.srv.RevokeToken("second"); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, w.eng, "token B's tab handed to the operator", operatorOwns(tabB))
+		stacktest.WaitState(t, w.eng, "token B's tab handed to the operator", operatorOwns(tabB))
 		if _, err := b.CallTool(w.ctx, &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{
 			"tabId": tabB, "url": w.site.URL + "/record?from=revoked"}}); err == nil {
 			t.Errorf("the revoked client's next call succeeded")

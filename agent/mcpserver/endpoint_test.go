@@ -123,7 +123,7 @@ func TestStartStopsWithContext(t *testing.T) {
 	stacktest.CallTool(t, stacktest.Connect(t, url, s.DefaultToken().Secret, sessionlessVersion, "ctx-bound"), "browser_tabs", nil)
 	conv := surface.Calls()[0].Conv
 	cancel()
-	waitState(t, eng, "the conversation ended by the context alone", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, eng, "the conversation ended by the context alone", func(st consent.State) bool { return !hasConv(conv)(st) })
 	if _, err := s.MintToken("late"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("mint after ctx end: %v", err)
 	}

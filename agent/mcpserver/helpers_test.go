@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
@@ -170,27 +169,6 @@ func serve(t *testing.T, cfg Config) (*Server, string) {
 	}
 	t.Cleanup(s.Close)
 	return s, url
-}
-
-// waitState waits (on the engine's change signal, never by polling a clock)
-// until pred holds. The timeout only keeps a broken test from hanging.
-func waitState(t *testing.T, eng *consent.Engine, what string, pred func(consent.State) bool) consent.State {
-	t.Helper()
-	ch, stop := eng.Changes()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for {
-		st := eng.Snapshot()
-		if pred(st) {
-			return st
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s; conversations: %+v", what, convNames(st))
-		}
-	}
 }
 
 // waitSessionEnd waits for the audit record that ends conv's session and

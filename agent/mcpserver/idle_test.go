@@ -51,10 +51,10 @@ func rawSession(t *testing.T, ts *testServer) (string, consent.ConversationID) {
 func TestIdleSessionEndsItsConversation(t *testing.T) {
 	ts := startServerWith(t, func(c *Config) { c.SessionIdleTimeout = time.Second })
 	id, conv := rawSession(t, ts)
-	waitState(t, ts.engine, "conversation registered", hasConv(conv))
+	stacktest.WaitState(t, ts.engine, "conversation registered", hasConv(conv))
 
 	// Nothing more is sent: the session must end on its own.
-	waitState(t, ts.engine, "idle conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, ts.engine, "idle conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
 	rec := waitSessionEnd(t, ts, conv)
 	if !strings.Contains(rec.Note, "no request for 1s") {
 		t.Errorf("session end audited as %q, want the idle timeout named", rec.Note)
@@ -98,7 +98,7 @@ func TestCallInFlightKeepsSessionAlive(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the waiting call did not answer normally: %v", err)
 	}
-	waitState(t, ts.engine, "conversation removed once idle", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, ts.engine, "conversation removed once idle", func(st consent.State) bool { return !hasConv(conv)(st) })
 }
 
 // TestDeleteIsAuditedAsTheClients: an explicit close is not reported as a

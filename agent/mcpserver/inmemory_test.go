@@ -40,7 +40,7 @@ func TestInMemoryConnectionIsItsOwnConversation(t *testing.T) {
 	if len(calls) != 2 || calls[0].Conv != conv || calls[1].Conv == conv {
 		t.Fatalf("surface calls %+v; in-memory conversation %s", calls, conv)
 	}
-	st := waitState(t, ts.engine, "the in-memory conversation", hasConv(conv))
+	st := stacktest.WaitState(t, ts.engine, "the in-memory conversation", hasConv(conv))
 	if name := convNames(st)[conv]; !strings.Contains(name, "builtin") || !strings.Contains(name, "built-in agent") {
 		t.Errorf("conversation name %q", name)
 	}
@@ -65,7 +65,7 @@ func TestInMemoryConnectionIsItsOwnConversation(t *testing.T) {
 	if !strings.Contains(rec.Note, "stopped") {
 		t.Errorf("end note %q", rec.Note)
 	}
-	waitState(t, ts.engine, "the conversation gone", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, ts.engine, "the conversation gone", func(st consent.State) bool { return !hasConv(conv)(st) })
 	// The name is free again, and the old conversation does not come back.
 	im2, err := ts.ConnectInMemory(ctx, "builtin", "again")
 	if err != nil {

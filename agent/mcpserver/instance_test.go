@@ -84,7 +84,7 @@ func TestSessionlessConversationIdlesOut(t *testing.T) {
 	ts.surface.Block("browser_act")
 	cs := dialInstance(t, ts.url, ts.secret, "idler")
 	conv := convOfCall(t, ts, cs)
-	waitState(t, ts.engine, "the idle conversation to end", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, ts.engine, "the idle conversation to end", func(st consent.State) bool { return !hasConv(conv)(st) })
 	if rec := waitSessionEnd(t, ts, conv); !strings.Contains(rec.Note, "no call for 1s") {
 		t.Errorf("end audited as %q, want the idle time named", rec.Note)
 	}
@@ -111,5 +111,5 @@ func TestSessionlessConversationIdlesOut(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, ts.engine, "the conversation to end once idle", func(st consent.State) bool { return !hasConv(next)(st) })
+	stacktest.WaitState(t, ts.engine, "the conversation to end once idle", func(st consent.State) bool { return !hasConv(next)(st) })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabwarden/tabwarden/agent"
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 // needTool finds a program the Node client test needs. Locally a missing
@@ -91,7 +92,7 @@ func TestNodeClient(t *testing.T) {
 	if len(calls) != 1 || calls[0].Tool != "browser_tabs" {
 		t.Fatalf("surface calls %+v", calls)
 	}
-	waitState(t, ts.engine, "the Node client's conversation ended with its session", func(st consent.State) bool {
+	stacktest.WaitState(t, ts.engine, "the Node client's conversation ended with its session", func(st consent.State) bool {
 		return !hasConv(calls[0].Conv)(st)
 	})
 }

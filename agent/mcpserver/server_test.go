@@ -95,7 +95,7 @@ func TestCallTabsCarriesResultAndConversation(t *testing.T) {
 			if last.Tool != "browser_tabs" || last.Args != "{}" {
 				t.Fatalf("surface saw %+v, want browser_tabs with {}", last)
 			}
-			st := waitState(t, ts.engine, "conversation registered", hasConv(last.Conv))
+			st := stacktest.WaitState(t, ts.engine, "conversation registered", hasConv(last.Conv))
 			name := convNames(st)[last.Conv]
 			parts := strings.Split(name, " · ")
 			if len(parts) != 3 || parts[0] != DefaultTokenName || parts[1] != "claude-code" || len(parts[2]) != 6 {
@@ -168,13 +168,13 @@ func TestSessionEndRemovesConversationAndLaterCallsNeverDispatch(t *testing.T) {
 	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "short-lived")
 	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	conv := ts.surface.Calls()[0].Conv
-	waitState(t, ts.engine, "conversation registered", hasConv(conv))
+	stacktest.WaitState(t, ts.engine, "conversation registered", hasConv(conv))
 	sessionID := cs.ID()
 
 	if err := cs.Close(); err != nil { // DELETE
 		t.Fatal(err)
 	}
-	waitState(t, ts.engine, "conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, ts.engine, "conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
 	waitSessionEnd(t, ts, conv)
 
 	before := len(ts.surface.Calls())
@@ -255,7 +255,7 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 				done <- outcome{res, err}
 			}()
 			conv := <-ts.surface.started
-			waitState(t, ts.engine, "conversation registered", hasConv(conv))
+			stacktest.WaitState(t, ts.engine, "conversation registered", hasConv(conv))
 
 			if err := ts.RevokeToken("doomed"); err != nil {
 				t.Fatal(err)
@@ -268,7 +268,7 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 			if o := <-done; o.err != nil || !o.res.IsError {
 				t.Fatalf("the running call's answer: %v %+v, want an error result", o.err, o.res)
 			}
-			st := waitState(t, ts.engine, "revoked conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
+			st := stacktest.WaitState(t, ts.engine, "revoked conversation removed", func(st consent.State) bool { return !hasConv(conv)(st) })
 			if !hasConv(survivor)(st) {
 				t.Fatalf("revoking one token removed another's conversation")
 			}
@@ -287,7 +287,7 @@ func TestRevokeTokenEndsItsConversationsAndGets401(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			waitState(t, ts.engine, "the revocation in the activity log", func(st consent.State) bool {
+			stacktest.WaitState(t, ts.engine, "the revocation in the activity log", func(st consent.State) bool {
 				for _, a := range st.Activity {
 					if strings.Contains(a.Text, "agent token doomed revoked by local") {
 						return true
@@ -422,9 +422,9 @@ func TestCloseEndsConversations(t *testing.T) {
 	cs := stacktest.Connect(t, ts.url, ts.secret, statefulVersion, "to-close")
 	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	conv := ts.surface.Calls()[0].Conv
-	waitState(t, ts.engine, "conversation registered", hasConv(conv))
+	stacktest.WaitState(t, ts.engine, "conversation registered", hasConv(conv))
 	ts.Close()
-	waitState(t, ts.engine, "conversation removed at close", func(st consent.State) bool { return len(st.Conversations) == 0 })
+	stacktest.WaitState(t, ts.engine, "conversation removed at close", func(st consent.State) bool { return len(st.Conversations) == 0 })
 	if _, err := ts.MintToken("late"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("mint after close: %v", err)
 	}
@@ -508,7 +508,7 @@ func TestMintIsAudited(t *testing.T) {
 			t.Fatalf("the audit holds the token's secret: %+v", r)
 		}
 	}
-	waitState(t, ts.engine, "the mint in the activity log", func(st consent.State) bool {
+	stacktest.WaitState(t, ts.engine, "the mint in the activity log", func(st consent.State) bool {
 		for _, a := range st.Activity {
 			if strings.Contains(a.Text, "agent token 'helper' minted") && !strings.Contains(a.Text, tok.Secret) {
 				return true

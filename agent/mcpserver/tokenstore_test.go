@@ -70,7 +70,7 @@ func TestRevokedInTheStoreEndsAtOnce(t *testing.T) {
 	cs := stacktest.Connect(t, ts.url, tok.Secret, statefulVersion, "codex")
 	stacktest.CallTool(t, cs, "browser_tabs", nil)
 	var conv consent.ConversationID
-	waitState(t, ts.engine, "codex's conversation", func(st consent.State) bool {
+	stacktest.WaitState(t, ts.engine, "codex's conversation", func(st consent.State) bool {
 		for _, c := range st.Conversations {
 			if strings.HasPrefix(c.Name, "codex") {
 				conv = c.ID
@@ -82,7 +82,7 @@ func TestRevokedInTheStoreEndsAtOnce(t *testing.T) {
 	if err := RevokeStoredToken(store, "codex"); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, ts.engine, "the revoked token's conversation to end", func(st consent.State) bool { return !hasConv(conv)(st) })
+	stacktest.WaitState(t, ts.engine, "the revoked token's conversation to end", func(st consent.State) bool { return !hasConv(conv)(st) })
 	if _, err := stacktest.Dial(ts.url, tok.Secret, sessionlessVersion, "codex-again"); err == nil {
 		t.Fatal("a token revoked in the store still connects")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabwarden/tabwarden/consent"
+	"github.com/tabwarden/tabwarden/internal/stacktest"
 )
 
 func scriptFile(name string) string { return filepath.Join("..", "..", "testdata", "scripts", name) }
@@ -101,26 +102,6 @@ func TestLoadScriptRejects(t *testing.T) {
 	}
 }
 
-// waitState blocks until pred holds for the engine's state, woken by its
-// Changes signal.
-func waitState(t *testing.T, eng *consent.Engine, what string, pred func(consent.State) bool) consent.State {
-	t.Helper()
-	ch, unsub := eng.Changes()
-	defer unsub()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		if s := eng.Snapshot(); pred(s) {
-			return s
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s; state: %+v", what, eng.Snapshot())
-		}
-	}
-}
-
 func hasActivity(text string) func(consent.State) bool {
 	return func(s consent.State) bool {
 		for _, a := range s.Activity {
@@ -149,14 +130,14 @@ func TestFeedScriptNotesOutcomes(t *testing.T) {
 		done := make(chan struct{})
 		go func() { feedScript(ctx, eng, steps); close(done) }()
 
-		s := waitState(t, eng, "the navigation review", func(s consent.State) bool { return s.Focused != nil })
+		s := stacktest.WaitState(t, eng, "the navigation review", func(s consent.State) bool { return s.Focused != nil })
 		if s.Focused.Kind != consent.KindNavigation || s.Focused.Origin != "https://a.test" || s.Focused.Tab != "t1" {
 			t.Fatalf("focused review: %+v", s.Focused)
 		}
 		if err := eng.Decide(s.Focused.ID, tc.approve); err != nil {
 			t.Fatal(err)
 		}
-		s = waitState(t, eng, tc.want, hasActivity(tc.want))
+		s = stacktest.WaitState(t, eng, tc.want, hasActivity(tc.want))
 		<-done // the script has one step: the feeder is finished
 		cancel()
 		if len(s.Conversations) != 1 || s.Conversations[0].Name != "agent-1" {
@@ -178,7 +159,7 @@ func TestFeedScriptStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { feedScript(ctx, eng, steps); close(done) }()
-	waitState(t, eng, "the review", func(s consent.State) bool { return s.Focused != nil })
+	stacktest.WaitState(t, eng, "the review", func(s consent.State) bool { return s.Focused != nil })
 	cancel() // the operator quits with a review pending
 	<-done
 	if s := eng.Snapshot(); hasActivity("script outcome: navigation https://a.test approved")(s) {

@@ -69,3 +69,30 @@ func (s *Stack) CloseTabs(conv consent.ConversationID) {
 		_ = s.Browser.CloseTab(ctx, conv, tab.ID)
 	}
 }
+
+// WaitState waits, on the engine's change signal and never a clock, until
+// pred holds for its state, and returns that state. The 15 s limit only
+// keeps a broken test from hanging; the failure names what was awaited and
+// the conversations there were.
+func WaitState(t testing.TB, eng *consent.Engine, what string, pred func(consent.State) bool) consent.State {
+	t.Helper()
+	ch, stop := eng.Changes()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		st := eng.Snapshot()
+		if pred(st) {
+			return st
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			var convs []string
+			for _, c := range st.Conversations {
+				convs = append(convs, string(c.ID)+" "+c.Name)
+			}
+			t.Fatalf("timed out waiting for %s; conversations: %q", what, convs)
+		}
+	}
+}
