@@ -325,6 +325,21 @@ func TestCancelRevokesTheThreadAndSessionGrants(t *testing.T) {
 			if err := h.e.Cancel("c1"); err != nil {
 				t.Fatal(err)
 			}
+			defer func() {
+				// A take-over says the same of the grant it revokes.
+				ch := ask(h.e, context.Background(), nav("c1", "t2", "https://a.test"))
+				h.decide(h.focused("t2"), true)
+				if err := result(t, ch); err != nil {
+					t.Fatal(err)
+				}
+				if err := h.e.TakeOver("c1"); err != nil {
+					t.Fatal(err)
+				}
+				act := h.e.Snapshot().Activity
+				if last := act[len(act)-1].Text; !strings.Contains(last, "paused; "+tc.line) {
+					t.Errorf("take-over activity %q lacks %q", last, tc.line)
+				}
+			}()
 			if h.e.Covered(nav("c1", "t2", "https://a.test")) {
 				t.Fatal("a navigation is still covered after x")
 			}

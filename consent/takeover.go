@@ -41,16 +41,14 @@ func (e *Engine) takeOver(id ConversationID, op Operator, handoff bool) error {
 	}
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "paused", by: by, op: op})
-	c.grants.nav = map[navKey]struct{}{}
-	c.grants.thread = false
-	c.grants.session = false
+	revoked := c.revokeNavigation()
 	e.revokeConvScopedLocked(id, who)
 	rec := audit.Record{Kind: audit.KindTakeOver, By: by}
 	if !handoff {
 		rec = withOperator(rec, op)
 	}
 	e.announceLocked(Event{Kind: EventTakeOver, Conversation: id}, rec,
-		who+": "+c.name+" paused; navigation consent revoked", true)
+		who+": "+c.name+" paused; "+revoked, true)
 	return nil
 }
 
@@ -103,20 +101,7 @@ func (e *Engine) CancelAs(id ConversationID, op Operator) error {
 	why := errcode.Errorf(errcode.Canceled, errcode.NextNone, "the operator canceled the operation")
 	e.cancelOpsLocked(id, why)
 	e.resolveConvLocked(id, outcome{err: why, decision: "canceled", by: "operator", op: op})
-	// Cancellation revokes navigation consent (design.md §4), and the
-	// thread and session grants carry navigation: they go too, as on a
-	// take-over, or the next open would load with no review after the
-	// log said consent was revoked.
-	revoked := "navigation consent revoked"
-	switch {
-	case c.grants.thread:
-		revoked = "navigation consent and the thread grant revoked"
-	case c.grants.session:
-		revoked = "navigation consent and the session grant revoked"
-	}
-	c.grants.nav = map[navKey]struct{}{}
-	c.grants.thread = false
-	c.grants.session = false
+	revoked := c.revokeNavigation()
 	e.revokeConvScopedLocked(id, "the operator canceled (x)")
 	e.announceLocked(Event{Kind: EventCancel, Conversation: id}, withOperator(audit.Record{Kind: audit.KindCancel, By: "operator"}, op),
 		"canceled by "+op.Name+": "+c.name+"; "+revoked, true)
@@ -162,4 +147,23 @@ func (e *Engine) resolveConvLocked(id ConversationID, out outcome) {
 			e.resolveLocked(r, out)
 		}
 	}
+}
+
+// revokeNavigation drops c's navigation consent, as take-over and
+// cancellation do (design.md §4), and says what went for the activity
+// line. The thread and session grants carry navigation, so they go too:
+// otherwise the next open would load with no review after the log said
+// consent was revoked.
+func (c *conv) revokeNavigation() string {
+	revoked := "navigation consent revoked"
+	switch {
+	case c.grants.thread:
+		revoked = "navigation consent and the thread grant revoked"
+	case c.grants.session:
+		revoked = "navigation consent and the session grant revoked"
+	}
+	c.grants.nav = map[navKey]struct{}{}
+	c.grants.thread = false
+	c.grants.session = false
+	return revoked
 }

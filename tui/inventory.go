@@ -322,13 +322,19 @@ func (v inventory) detailLines(c consent.ConversationState, t consent.TabState, 
 	b.field("title", orDash(clean(t.Title)))
 	status := string(t.Status)
 	if t.Operation != "" {
-		status += " · running " + clean(t.Operation)
+		// "running · running act" said it twice.
+		status = "running " + clean(t.Operation)
+		if t.Status != consent.TabRunning {
+			status = string(t.Status) + " · " + status
+		}
 	}
 	b.field("status", orDash(status))
 	if t.OpenerTabID != "" {
 		b.field("opened by", clean(string(t.OpenerTabID)))
 	}
-	if len(t.NavigationGrant) > 0 {
+	// The conversation's grants name each tab's navigation grant too;
+	// the tab's own list is shown only when they do not.
+	if len(t.NavigationGrant) > 0 && len(c.Grants) == 0 {
 		b.field("nav grants", clean(strings.Join(t.NavigationGrant, ", ")))
 	}
 	if len(c.Grants) > 0 {

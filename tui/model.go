@@ -33,7 +33,7 @@ const (
 	flashNoMinter = "agent tokens arrive with the MCP server"
 	// defaultTokenName is the token every console start mints anew.
 	defaultTokenName = "default"
-	flashNoPrompt    = "p gives the built-in agent a new task: start the console with tabwarden run to have one"
+	flashNoPrompt    = "p gives the built-in agent a task; no agent here: start with tabwarden run"
 	quitPrompt       = "quit? live conversations will be canceled (y/n)"
 	// quitPromptSSH is quitPrompt when operators watch over SSH: their
 	// screens end with the console.

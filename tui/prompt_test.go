@@ -170,7 +170,7 @@ func TestPromptKeyOnlyWithStartTask(t *testing.T) {
 	m = step(m, windowMsg(80, 24))
 	m = m.runKey("p")
 	after := plain(m.View().Content)
-	if m.promptOpen || !strings.Contains(squash(after), "start the console with tabwarden run") {
+	if m.promptOpen || !strings.Contains(squash(after), "no agent here: start with tabwarden run") {
 		t.Fatalf("p without StartTask opened a prompt or did not say why:\n%s", after)
 	}
 	m = m.runKey("?")

@@ -140,9 +140,10 @@ func (p reviewPanel) tail(w int, scroll string) []string {
 	if scroll != "" {
 		// Shorter forms before none: a body cut without a mark reads as
 		// the whole of it.
-		compact := strings.TrimSuffix(strings.TrimPrefix(scroll, "lines "), " · j/k pgup/pgdn")
-		compact = strings.Replace(compact, " hidden for lack of room", " hidden", 1)
-		for _, form := range []string{scroll, compact + " · j/k", compact} {
+		// "lines" goes last: "1-1 of 2" alone does not say what it counts.
+		short := strings.TrimSuffix(scroll, " · j/k pgup/pgdn")
+		short = strings.Replace(short, " hidden for lack of room", " hidden", 1)
+		for _, form := range []string{scroll, short + " · j/k", short, strings.TrimPrefix(short, "lines ")} {
 			if width(keys)+2+width(form) <= w {
 				keys += strings.Repeat(" ", w-width(keys)-width(form)) + form
 				break

@@ -615,3 +615,18 @@ func TestEscTabAndEnterSaySomething(t *testing.T) {
 		t.Errorf("the empty list after a conversation:\n%s", s)
 	}
 }
+
+// The details of a tab say each thing once: "running act", not "running ·
+// running act", and the navigation grant only among the conversation's
+// grants when those are listed (the thirteenth walk).
+func TestDetailsSayEachThingOnce(t *testing.T) {
+	c := consent.ConversationState{ID: "c1", Grants: []string{"navigation https://a.test in tab t1"}}
+	tab := consent.TabState{TabInfo: consent.TabInfo{ID: "t1", URL: "https://a.test/"}, Status: consent.TabRunning, Operation: "act", NavigationGrant: []string{"https://a.test"}}
+	got := strings.Join(inventory{st: defaultStyles()}.detailLines(c, tab, 100), "\n")
+	if strings.Contains(got, "running · running") || !strings.Contains(got, "running act") {
+		t.Errorf("status:\n%s", got)
+	}
+	if strings.Contains(got, "nav grants") || !strings.Contains(got, "navigation https://a.test in tab t1") {
+		t.Errorf("grants:\n%s", got)
+	}
+}

@@ -100,7 +100,7 @@ func TestTmuxConfigSurvivesRestart(t *testing.T) {
 	// The pane wraps the message wherever column 160 falls, mid-word too:
 	// compare with every space and line break taken out.
 	scr := strings.Join(strings.Fields(second.screen(false)), "")
-	for _, want := range []string{"is taken by the tabwarden console pid " + fmt.Sprint(ep.PID), "--mcp-listen 127.0.0.1:0"} {
+	for _, want := range []string{"is taken by the tabwarden console pid " + fmt.Sprint(ep.PID), "--mcp-listen 127.0.0.1:0 --profile DIR"} {
 		if !strings.Contains(scr, strings.Join(strings.Fields(want), "")) {
 			t.Errorf("the refused console does not say %q:\n%s", want, scr)
 		}

@@ -77,15 +77,17 @@ func keepStablePort(endpoint string) error {
 
 // portTaken says who holds this user's stable port and what to do.
 func portTaken(addr string) error {
-	holder := "another program"
+	holder, own := "another program", "--mcp-listen 127.0.0.1:0"
 	if ep, path, err := mcpserver.FindEndpoint(); err == nil {
 		if u, err := url.Parse(ep.URL); err == nil && u.Host == addr {
 			holder = fmt.Sprintf("the tabwarden console pid %d (its endpoint file: %s)", ep.PID, path)
+			// That console's Chromium holds the default profile too.
+			own = "--mcp-listen 127.0.0.1:0 --profile DIR"
 		}
 	}
 	return fmt.Errorf("the MCP address %s — this user's stable endpoint, kept in %s — is taken by %s; "+
-		"stop it first, or run this console on an address of its own with --mcp-listen 127.0.0.1:0 "+
-		"(hosts configured for %s will not reach it)", addr, stablePortFile(), holder, addr)
+		"stop it first, or run this console beside it with %s "+
+		"(hosts configured for %s will not reach it)", addr, stablePortFile(), holder, own, addr)
 }
 
 // portFree checks that the stable address can be listened on now.
