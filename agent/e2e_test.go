@@ -596,9 +596,12 @@ func TestE2ETabsListsOwnedTabs(t *testing.T) {
 		t.Fatalf("fresh conversation: %v", obj)
 	}
 	tab := e.open(actPage)
-	// The title is read from the document after load; it may trail the
-	// open's answer by an event.
-	e.waitTab(consentTab(tab), "showed its title", func(ts consent.TabState) bool { return ts.Title == "Dispatch checks" })
+	// The title is read from the document once it is parsed, and the load
+	// reaches the console's state an event after the open's answer: wait
+	// for both (a loaded machine showed the title with "loading" still on).
+	e.waitTab(consentTab(tab), "showed its title, loaded", func(ts consent.TabState) bool {
+		return ts.Title == "Dispatch checks" && ts.Status == consent.TabIdle
+	})
 	obj = wantOK(t, e.call("browser_tabs", nil))
 	tabs, _ := obj["tabs"].([]any)
 	if len(tabs) != 1 {
