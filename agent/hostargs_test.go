@@ -45,11 +45,8 @@ func withField(base, name, value string) json.RawMessage {
 // wait_for_previous to every tool; each tool answers as if it were absent,
 // while any other unknown argument stays invalid_action (design.md §5).
 func TestHostAddedArgumentsIgnoredByEveryTool(t *testing.T) {
-	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
 	const conv consent.ConversationID = "host-args"
-	eng.AddConversation(conv, "host-args")
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: stacktest.GoneBrowser{}})
-	t.Cleanup(d.Close)
+	d := argsDispatcher(t, conv)
 
 	var tools []string
 	for _, p := range agent.Profiles {
@@ -90,11 +87,8 @@ func TestHostAddedArgumentsIgnoredByEveryTool(t *testing.T) {
 // decoder's Go types (a walk met "cannot unmarshal string into Go struct
 // field ActArgs.action of type agent.ActAction").
 func TestWrongArgumentShapeSaysWhatTheSchemaWants(t *testing.T) {
-	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
 	const conv consent.ConversationID = "arg-shape"
-	eng.AddConversation(conv, "arg-shape")
-	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: stacktest.GoneBrowser{}})
-	t.Cleanup(d.Close)
+	d := argsDispatcher(t, conv)
 	for _, tc := range []struct{ tool, args, want string }{
 		{"browser_act", `{"tabId":"t1","observationId":"o1","action":"click"}`, `argument \"action\" must be an object, not string`},
 		{"browser_batch", `{"tabId":"t1","steps":{"click":1}}`, `argument \"steps\" must be an array, not object`},
@@ -112,4 +106,16 @@ func TestWrongArgumentShapeSaysWhatTheSchemaWants(t *testing.T) {
 			}
 		}
 	}
+}
+
+// argsDispatcher is a dispatcher with conversation conv and no browser:
+// for what a tool answers to its arguments before any page is reached.
+func argsDispatcher(t *testing.T, conv consent.ConversationID) *agent.Dispatcher {
+	t.Helper()
+	eng := consent.New(consent.Config{ReviewDelay: reviewDelay})
+	t.Cleanup(eng.Close)
+	eng.AddConversation(conv, string(conv))
+	d := agent.NewDispatcher(agent.DispatcherConfig{Engine: eng, Browser: stacktest.GoneBrowser{}})
+	t.Cleanup(d.Close)
+	return d
 }
