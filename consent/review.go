@@ -507,6 +507,11 @@ func (e *Engine) DecideAs(d Decision) error {
 				why = r.Scope.Text
 			}
 			err := &NotGrantableError{Reason: why}
+			if r.Kind != KindAction && r.Kind != KindPlan && r.Kind != KindUpload && r.Kind != KindToolCall {
+				// A navigation's a is for the tab, a read's for the
+				// conversation: not "once".
+				err.Approve = r.ApproveLabel
+			}
 			e.addActivityLocked(r.Conversation, err.Error(), true)
 			e.commitLocked()
 			return err

@@ -96,9 +96,19 @@ type ScopeOffer struct {
 
 // NotGrantableError is DecideAs's answer to `s` on a step that cannot be
 // granted for a while. Nothing was decided; the review stays on screen.
-type NotGrantableError struct{ Reason string }
+type NotGrantableError struct {
+	Reason string
+	// Approve is the panel's own a label (a navigation review's a is not
+	// "once"); empty says a allows once.
+	Approve string
+}
 
-func (e *NotGrantableError) Error() string { return "s refused: " + e.Reason + "; a allows once" }
+func (e *NotGrantableError) Error() string {
+	if e.Approve == "" {
+		return "s refused: " + e.Reason + "; a allows once"
+	}
+	return "s refused: " + e.Reason + "; a: " + e.Approve
+}
 
 // ErrNoSuchGrant: RevokeGrant got an id that is not an active grant.
 var ErrNoSuchGrant = fmt.Errorf("no such active grant")

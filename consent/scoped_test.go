@@ -455,3 +455,20 @@ func TestScopedGrantRunsTheRecheck(t *testing.T) {
 	_, err := h.e.AskGrant(context.Background(), req)
 	wantCode(t, err, errcode.PageChanged)
 }
+
+// s on a navigation review names what a does there (for the tab, not
+// once), as the walk read "a allows once" on a panel whose a is "Allow
+// origin in this tab".
+func TestScopedRefusalNamesThePanelsA(t *testing.T) {
+	h := newHarness(t, Config{}).std()
+	ch := ask(h.e, context.Background(), nav("c1", "t1", "https://a.test"))
+	r := h.focused("t1")
+	time.Sleep(time.Until(r.ShownAt.Add(h.e.Snapshot().ReviewDelay + time.Millisecond)))
+	err := h.e.DecideAs(Decision{Review: r.ID, Approve: true, Scoped: true})
+	var ng *NotGrantableError
+	if !errors.As(err, &ng) || !strings.HasSuffix(err.Error(), "; a: Allow origin in this tab") {
+		t.Fatalf("s on a navigation review: %v", err)
+	}
+	h.decide(r, false)
+	wantCode(t, result(t, ch), errcode.UserDenied)
+}

@@ -364,6 +364,10 @@ func TestMintedConfigScrolls(t *testing.T) {
 	// ↓ on a minted configuration scrolls it; it no longer goes back to
 	// the list (esc does).
 	m, r := minted(t, 80, 24, nil, false, "n", "1")
+	// ↑↓ are the panel's now: a cut conversation list does not offer them.
+	if s := screen(m); strings.Contains(s, "more rows, ↑↓") || strings.Contains(s, "more row, ↑↓") {
+		t.Errorf("two hints claim ↑↓:\n%s", s)
+	}
 	m = r.update(m, press("down"))
 	if m.tokens == nil || m.tokens.minted == nil || m.tokens.scroll != 1 || !strings.Contains(screen(m), "Token claude-code") {
 		t.Errorf("↓ left the minted configuration:\n%s", screen(m))

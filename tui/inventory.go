@@ -62,6 +62,8 @@ type inventory struct {
 	s       consent.State
 	sel     consent.Selection
 	details bool
+	// arrowsTaken: an open panel has ↑↓, so a cut list does not offer them.
+	arrowsTaken bool
 	st      styles
 	now     time.Time // for the countdown of ended conversations' tabs
 }
@@ -133,7 +135,11 @@ func (v inventory) section(w int) section {
 		if hidden > 0 && len(shown) > 0 {
 			// A cut list says so in its heading, which costs no row: at
 			// 80×24 the conversations often do not all fit.
-			shown[0] = v.st.rule.Render(rule(v.heading()+" · "+countOf(hidden, "more row")+", ↑↓", w, "─"))
+			more := countOf(hidden, "more row")
+			if !v.arrowsTaken {
+				more += ", ↑↓"
+			}
+			shown[0] = v.st.rule.Render(rule(v.heading()+" · "+more, w, "─"))
 		}
 		return block(shown, w, h)
 	}}

@@ -257,7 +257,7 @@ func (m Model) bodyLen(r *consent.Review, w int) int {
 // is then what the operator navigates, come before the log.
 func (m Model) composeStacked(panel *reviewPanel, w, avail int) ([]string, int, int) {
 	st := &stack{w: w, avail: avail}
-	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
+	inv := m.inventoryView().section(w)
 	q := queue{s: m.state, now: m.now, st: m.st}.section(w)
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, avail)
 	invMin, qMin, actMin := min(inv.desired, 3), 0, min(act.desired, 2)
@@ -300,11 +300,11 @@ func (m Model) stackedReviewNeed(w int) int {
 		if m.tokens == nil && m.grants == nil {
 			return 0
 		}
-		inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
+		inv := m.inventoryView().section(w)
 		return m.reviewColumn(nil, w).height() + min(inv.desired, 3) + m.activityMin(w)
 	}
 	panel := &reviewPanel{r: f, tabLabel: m.tabLabel(f.Tab), tabID: clean(string(f.Tab)), tabTitle: m.tabTitle(f.Tab), now: m.now, st: m.st}
-	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(w)
+	inv := m.inventoryView().section(w)
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, 2)
 	reserve := min(inv.desired, 3) + min(act.desired, 2)
 	if len(m.state.Queue) > 1 {
@@ -330,7 +330,7 @@ func (m Model) activityMin(w int) int {
 // them.
 func (m Model) composeWide(panel *reviewPanel, w, bodyH, leftW, rightW int) ([]string, int, int) {
 	act := activityLog{s: m.state, limit: m.opts.ActivityLines, st: m.st}.section(w, bodyH)
-	inv := inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now}.section(leftW)
+	inv := m.inventoryView().section(leftW)
 	q := queue{s: m.state, now: m.now, st: m.st}.section(rightW)
 	col := m.reviewColumn(panel, rightW)
 
@@ -402,4 +402,10 @@ func (c reviewColumn) stack(st *stack, reserve int) int {
 	n := min(c.main.desired, max(st.avail-reserve, c.chrome+1), st.avail)
 	st.take(c.main, n)
 	return max(0, n-c.chrome)
+}
+
+// inventoryView is the conversation list as this screen shows it now.
+func (m Model) inventoryView() inventory {
+	// An open token or grants panel takes ↑↓ for itself.
+	return inventory{s: m.state, sel: m.sel, details: m.details, st: m.st, now: m.now, arrowsTaken: m.tokens != nil || m.grants != nil}
 }

@@ -291,6 +291,19 @@ func (m Model) takenOver(tab consent.TabID) bool {
 
 // takenOverBy is the other operator whose take-over holds tab's
 // conversation, or "".
+// ownTakeOverOf reports whether tab's conversation is taken over by this
+// screen's operator, the one case in which i types into the page.
+func (m Model) ownTakeOverOf(tab consent.TabID) bool {
+	for _, c := range m.state.Conversations {
+		for _, t := range c.Tabs {
+			if t.ID == tab {
+				return c.Paused && (c.PausedBy == "" || c.PausedBy == m.operator().Name)
+			}
+		}
+	}
+	return false
+}
+
 func (m Model) takenOverBy(tab consent.TabID) string {
 	for _, c := range m.state.Conversations {
 		for _, t := range c.Tabs {
@@ -861,6 +874,9 @@ func (m Model) pagePanel(g pageGeom) []string {
 		pageTitle = clean(t.Title)
 	}
 	keys := "v hide · V text · i type (take-over only)"
+	if m.ownTakeOverOf(tab) {
+		keys = "v hide · V text · i type" // i works here and now
+	}
 	if m.page.text {
 		keys = "V picture · [ ] scroll · v hide"
 	}

@@ -886,3 +886,26 @@ func TestPageTextTimeoutIsNotAnError(t *testing.T) {
 		r.until(t, m, "text mode's answer", func(m Model) bool { return strings.Contains(squash(screen(m)), "the page is not answering") })
 	}
 }
+
+// The page view offers i plainly during this screen's own take-over and
+// marks it "(take-over only)" elsewhere, including another operator's
+// take-over (the fourteenth walk saw the mark where i worked and not
+// where it was refused).
+func TestPageViewSaysWhereITypes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   consent.State
+		mark bool
+	}{
+		{"no take-over", baseState(), true},
+		{"own take-over", takenOverState(), false},
+		{"another's take-over", func() consent.State { s := takenOverState(); s.Conversations[0].PausedBy = "ana"; return s }(), true},
+	} {
+		m, _, r := newPageModel(t, tc.st, 160, 40, newFakePage())
+		m = r.update(m, press("v"))
+		m = r.until(t, m, "the first frame", hasFrame)
+		if got := strings.Contains(screen(m), "i type (take-over only)"); got != tc.mark {
+			t.Errorf("%s: \"(take-over only)\" shown %v, want %v:\n%s", tc.name, got, tc.mark, screen(m))
+		}
+	}
+}

@@ -102,10 +102,10 @@ func reviewBody(r *consent.Review, tab *consent.TabState, w int, expand bool) []
 			}
 		}
 	case consent.KindThread:
-		b.field("will", "allow browser control for this whole thread: navigation, reading and scrolling across all of this conversation's tabs, on any origin")
+		b.field("will", "allow browser control for this whole thread: navigation, reading and scrolling across all of this conversation's tabs, on any origin managed policy allows")
 		b.field("still", "click, fill, select, key, uploads and site-tool calls ask \"Allow once\"; sharing results still asks")
 	case consent.KindSession:
-		b.field("will", "allow everything for this session, on any origin: actions run without asking")
+		b.field("will", "allow everything for this session, on any origin managed policy allows: actions run without asking")
 		b.field("still", "take-over, managed policy, the audit log and busy/stale checks still apply")
 	default:
 		b.field("will", fmt.Sprintf("unknown review kind %q — deny unless you know what it is", clean(string(r.Kind))))
