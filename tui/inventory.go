@@ -64,8 +64,8 @@ type inventory struct {
 	details bool
 	// arrowsTaken: an open panel has ↑↓, so a cut list does not offer them.
 	arrowsTaken bool
-	st      styles
-	now     time.Time // for the countdown of ended conversations' tabs
+	st          styles
+	now         time.Time // for the countdown of ended conversations' tabs
 }
 
 func convLabel(c consent.ConversationState) string {
