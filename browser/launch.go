@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tabwarden/tabwarden/browser/cdpedge"
 	"github.com/tabwarden/tabwarden/browser/wall"
 	"github.com/tabwarden/tabwarden/consent/errcode"
 	"github.com/ysmood/leakless"
@@ -230,6 +231,17 @@ func start(ctx context.Context, bin string, args []string) (*process, string, er
 	}()
 
 	fail := func(msg string) (*process, string, error) {
+		if p.pid == 0 {
+			// Leakless may have started Chromium (in a group of its own)
+			// and not yet said its pid: killing leakless now would orphan
+			// it, since a SIGKILLed leakless cleans nothing up. Wait for
+			// the pid, or for leakless to end, then kill both groups.
+			select {
+			case p.pid = <-pidc:
+			case <-p.exited:
+			case <-time.After(cdpedge.Close):
+			}
+		}
 		p.stop(0)
 		return nil, "", unavailable("%s", msg)
 	}
