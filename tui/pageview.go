@@ -275,42 +275,31 @@ func (m Model) pageTab() consent.TabID {
 	return ""
 }
 
+// tabConversation is the live conversation that owns tab, or nil.
+func (m Model) tabConversation(tab consent.TabID) *consent.ConversationState {
+	for i, c := range m.state.Conversations {
+		for _, t := range c.Tabs {
+			if t.ID == tab {
+				return &m.state.Conversations[i]
+			}
+		}
+	}
+	return nil
+}
+
 // takenOver reports whether tab belongs to a conversation this screen's
 // operator has taken over: one taken over by another operator stays
 // theirs to drive (they may be signing in).
 func (m Model) takenOver(tab consent.TabID) bool {
-	for _, c := range m.state.Conversations {
-		for _, t := range c.Tabs {
-			if t.ID == tab {
-				return c.Paused && (c.PausedBy == "" || c.PausedBy == m.operator().Name)
-			}
-		}
-	}
-	return false
+	c := m.tabConversation(tab)
+	return c != nil && c.Paused && (c.PausedBy == "" || c.PausedBy == m.operator().Name)
 }
 
 // takenOverBy is the other operator whose take-over holds tab's
 // conversation, or "".
-// ownTakeOverOf reports whether tab's conversation is taken over by this
-// screen's operator, the one case in which i types into the page.
-func (m Model) ownTakeOverOf(tab consent.TabID) bool {
-	for _, c := range m.state.Conversations {
-		for _, t := range c.Tabs {
-			if t.ID == tab {
-				return c.Paused && (c.PausedBy == "" || c.PausedBy == m.operator().Name)
-			}
-		}
-	}
-	return false
-}
-
 func (m Model) takenOverBy(tab consent.TabID) string {
-	for _, c := range m.state.Conversations {
-		for _, t := range c.Tabs {
-			if t.ID == tab && c.Paused && c.PausedBy != "" && c.PausedBy != m.operator().Name {
-				return c.PausedBy
-			}
-		}
+	if c := m.tabConversation(tab); c != nil && c.Paused && c.PausedBy != "" && c.PausedBy != m.operator().Name {
+		return c.PausedBy
 	}
 	return ""
 }
@@ -874,7 +863,7 @@ func (m Model) pagePanel(g pageGeom) []string {
 		pageTitle = clean(t.Title)
 	}
 	keys := "v hide · V text · i type (take-over only)"
-	if m.ownTakeOverOf(tab) {
+	if m.takenOver(tab) {
 		keys = "v hide · V text · i type" // i works here and now
 	}
 	if m.page.text {
