@@ -68,25 +68,24 @@ var (
 // activity log and the audit log (a session record with the operator and
 // key) say who is watching.
 func (e *Engine) OperatorJoined(op Operator) {
-	e.operatorSession(op, "joined", "joined over SSH")
+	e.operatorSession(op, +1, "joined", "joined over SSH")
 }
 
 // OperatorLeft records that op's SSH screen went away; why says how
 // ("left", "signed out after 15m0s without input", …).
 func (e *Engine) OperatorLeft(op Operator, why string) {
-	e.operatorSession(op, why, why)
+	e.operatorSession(op, -1, why, why)
 }
 
-func (e *Engine) operatorSession(op Operator, note, line string) {
+// operatorSession records op's screen coming (screens +1) or going (-1).
+func (e *Engine) operatorSession(op Operator, screens int, note, line string) {
 	op = op.orLocal()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.screens == nil {
 		e.screens = map[string]int{}
 	}
-	if note == "joined" {
-		e.screens[op.Name]++
-	} else if e.screens[op.Name]--; e.screens[op.Name] <= 0 {
+	if e.screens[op.Name] += screens; e.screens[op.Name] <= 0 {
 		delete(e.screens, op.Name)
 	}
 	e.auditLocked(withOperator(audit.Record{Kind: audit.KindSession, By: "operator", Note: "ssh screen: " + note}, op))
