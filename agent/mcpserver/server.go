@@ -375,7 +375,7 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 		}
 		if filepath.Base(path) != EndpointFile {
 			s.cfg.Engine.Note("", "another tabwarden console is running and keeps "+EndpointFile+
-				"; this one's endpoint file is "+path+" (tabwarden connect --endpoint "+path+" HOST)", true)
+				"; agents reach this one through its own endpoint file: `tabwarden connect --endpoint "+path+" HOST`, `tabwarden mcp-stdio --endpoint "+path+"`", true)
 		}
 		s.mu.Lock()
 		s.endpoint = true

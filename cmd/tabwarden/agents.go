@@ -102,11 +102,10 @@ func startAgents(ctx context.Context, o *options, eng *consent.Engine, pol *poli
 	eng.SetInfo(info)
 	// Never the token itself: the activity log is on every screen, SSH ones
 	// included (design.md §3: a token is shown only where it was minted).
-	if path := a.server.EndpointPath(); path != "" && filepath.Base(path) != mcpserver.EndpointFile {
-		// Another console keeps the default endpoint file: the plain
-		// commands would reach that one.
-		eng.Note("", "agents connect to this console: `tabwarden connect --endpoint "+path+" HOST` prints a host's configuration; n at the console's own terminal mints one; `tabwarden mcp-stdio --endpoint "+path+"` relays", false)
-	} else {
+	// Beside another console the server has said how agents reach this
+	// one (its own endpoint file); the plain commands would reach the
+	// other console.
+	if path := a.server.EndpointPath(); path == "" || filepath.Base(path) == mcpserver.EndpointFile {
 		eng.Note("", "agents connect: `tabwarden connect HOST` prints a host's configuration; n at the console's own terminal mints one; `tabwarden mcp-stdio` relays with the default token", false)
 	}
 	return a, nil

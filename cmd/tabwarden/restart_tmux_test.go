@@ -109,7 +109,7 @@ func TestTmuxConfigSurvivesRestart(t *testing.T) {
 	// A third on an address of its own publishes beside the first.
 	third, _, _ := startPageConsole(t, pageConsole{name: name + "c", cols: 160, rows: 40, home: home, noDial: true,
 		flags: "--mcp-listen 127.0.0.1:0 --profile " + filepath.Join(home, "profile3")})
-	third.waitText("this one's endpoint file is")
+	third.waitText("its own endpoint file")
 	if got, err := mcpserver.ReadEndpoint(); err != nil || got.PID != ep.PID {
 		t.Fatalf("the third console took mcp.json: %+v %v", got, err)
 	}
